@@ -1,0 +1,118 @@
+// ptxbench eval: judge one candidate (PTX + manifest, or a whole model reply)
+// for one task and print the result as JSON and as a short table.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "agent/cli/commands.hpp"
+#include "agent/cli/options.hpp"
+#include "agent/prompt/prompt.hpp"
+#include "evaluator/api/candidate.hpp"
+#include "evaluator/api/json_path.hpp"
+#include "evaluator/api/local.hpp"
+
+namespace ptxbench::cli {
+
+namespace {
+
+std::string read_text(const std::string& path, const char* what) {
+  std::ifstream in(path);
+  if (!in) throw input_error(std::string(what) + " " + path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+task find_task(const std::string& id_or_path, const std::string& tasks_dir) {
+  if (id_or_path.size() > 5 && id_or_path.substr(id_or_path.size() - 5) == ".json") return load_task_file(id_or_path);
+  for (const auto& t : load_task_dir(tasks_dir))
+    if (t.id == id_or_path) return t;
+  throw input_error("unknown task '" + id_or_path + "' in " + tasks_dir + " (see `ptxbench tasks list`)");
+}
+
+std::string format_result_table(const evaluation_result& r) {
+  std::ostringstream o;
+  char line[512];
+  o << "task result: " << (r.passed ? "PASSED" : std::string("verdict ") + to_string(r.verdict)) << " | GPU: " << r.gpu
+    << " | evaluator " << r.evaluator_version << "\n";
+  for (int i = 0; i < stage_count; ++i) {
+    auto s = static_cast<stage>(i);
+    auto it = r.stages.find(s);
+    stage_outcome so = it == r.stages.end() ? stage_outcome{} : it->second;
+    std::string reason = so.reason.size() > 90 ? so.reason.substr(0, 87) + "..." : so.reason;
+    std::snprintf(line, sizeof line, "  %-13s %-10s %8.1f ms  %s\n", to_string(s), to_string(so.status), so.time_ms,
+                  reason.c_str());
+    o << line;
+  }
+  o << "  seed metrics: correct=" << (r.correct() ? "yes" : "no")
+    << " instructions_executed=" << (r.instructions_executed() ? "yes" : "no") << " speedup="
+    << (r.speedup() ? std::to_string(*r.speedup()) : std::string("n/a")) << "\n";
+  if (!r.instructions.checks.empty()) o << format_instruction_table(r.instructions);
+  if (!r.compile.kernels.empty()) o << format_resources(r.compile);
+  return o.str();
+}
+
+int cmd_eval(int argc, char** argv) {
+  cxxopts::Options opts(argv[0], "Judge one candidate for one task and print the result (JSON, then a table).");
+  opts.add_options()
+    ("task", "task id or task JSON file", cxxopts::value<std::string>())
+    ("ptx", "PTX module file", cxxopts::value<std::string>())
+    ("manifest", "launch manifest JSON file", cxxopts::value<std::string>())
+    ("reply", "a whole model reply (markdown with ```ptx and ```json blocks) instead of --ptx/--manifest",
+     cxxopts::value<std::string>())
+    ("tasks-dir", "folder of task files", cxxopts::value<std::string>()->default_value("tasks"))
+    ("gpu", "GPU stages: auto | off", cxxopts::value<std::string>()->default_value("auto"))
+    ("no-timing", "skip the performance stage")
+    ("json", "print only the JSON result")
+    ("table", "print only the table");
+  cxxopts::ParseResult args;
+  int code = 0;
+  try {
+    if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
+    auto task_arg = option_or_env(args, "task");
+    if (!task_arg) throw input_error("--task is required");
+    task t = find_task(*task_arg, option_or_env(args, "tasks-dir").value_or("tasks"));
+    evaluation_request req;
+    req.t = t;
+    if (auto reply = option_or_env(args, "reply")) {
+      auto c = extract_candidate(read_text(*reply, "reply"));
+      if (!c.problem.empty()) throw input_error("reply " + *reply + ": " + c.problem);
+      req.ptx = c.ptx;
+      req.manifest_text = c.manifest_text;
+    } else {
+      auto ptx = option_or_env(args, "ptx");
+      auto man = option_or_env(args, "manifest");
+      if (!ptx || !man) throw input_error("give --ptx and --manifest, or --reply");
+      req.ptx = read_text(*ptx, "PTX");
+      req.manifest_text = read_text(*man, "manifest");
+    }
+    std::string gpu = option_or_env(args, "gpu").value_or("auto");
+    if (gpu != "auto" && gpu != "off") throw input_error("--gpu: expected auto or off");
+    req.run_gpu = gpu != "off";
+    req.run_timing = args.count("no-timing") == 0;
+    local_evaluator_options eo;
+    eo.gpu_mode = gpu;
+    auto eval = make_local_evaluator(eo);
+    auto result = eval->evaluate(req);
+    if (!args.count("table")) std::printf("%s\n", to_json(result).dump(2).c_str());
+    if (!args.count("json")) std::printf("%s", format_result_table(result).c_str());
+    bool any_failed = std::any_of(result.stages.begin(), result.stages.end(),
+                                  [](const auto& kv) { return kv.second.status == stage_status::failed; });
+    return any_failed ? exit_code::failures : exit_code::ok;
+  } catch (const cxxopts::exceptions::exception& e) {
+    print_error(e.what());
+    return exit_code::usage;
+  } catch (const input_error& e) {
+    print_error(e.what());
+    return exit_code::usage;
+  } catch (const std::exception& e) {
+    print_error(e.what());
+    return exit_code::infrastructure;
+  }
+}
+
+}  // namespace ptxbench::cli

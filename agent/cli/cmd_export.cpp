@@ -1,0 +1,117 @@
+// ptxbench export: training data from a run database as JSONL, with a coverage
+// table of task family x failing stage (agent/data/export.hpp says what each
+// kind of record holds).
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "agent/cli/commands.hpp"
+#include "agent/cli/options.hpp"
+#include "agent/data/export.hpp"
+#include "evaluator/api/json_path.hpp"
+
+namespace ptxbench::cli {
+namespace {
+
+std::vector<std::string> list_option(const cxxopts::ParseResult& args, const std::string& name) {
+  if (args.count(name)) return args[name].as<std::vector<std::string>>();
+  if (auto v = option_or_env(args, name)) return {*v};
+  return {};
+}
+
+data::export_options read_options(const cxxopts::ParseResult& args) {
+  data::export_options o;
+  o.kind = data::parse_export_kind(option_or_env(args, "kind").value_or("correction"));
+  o.experiments = list_option(args, "experiment");
+  o.filter.tasks = list_option(args, "task");
+  o.filter.families = list_option(args, "family");
+  o.filter.models = list_option(args, "model");
+  if (auto s = option_or_env(args, "failing-stage")) o.filter.failing_stage = data::parse_verdict_rank(*s);
+  if (auto s = option_or_env(args, "min-fix-stage")) o.filter.min_fix_stage = data::parse_verdict_rank(*s);
+  if (auto s = option_or_env(args, "min-speedup")) {
+    try {
+      o.filter.min_speedup = std::stod(*s);
+    } catch (const std::exception&) {
+      throw input_error("--min-speedup: not a number: '" + *s + "'");
+    }
+  }
+  o.balance = args.count("balance") > 0;
+  if (auto s = option_or_env(args, "per-cell")) {
+    try {
+      o.per_cell = std::stoi(*s);
+    } catch (const std::exception&) {
+      throw input_error("--per-cell: not an integer: '" + *s + "'");
+    }
+    o.balance = true;
+  }
+  return o;
+}
+
+}  // namespace
+
+int cmd_export(int argc, char** argv) {
+  cxxopts::Options opts(argv[0],
+                        "Write training data from a run database as JSONL in the chat `messages` format "
+                        "(TRL, LLaMA-Factory, axolotl).\n"
+                        "  correction: system + task + failed attempt + the feedback it got -> the reply that "
+                        "reached a later stage (consecutive rounds)\n"
+                        "  sft:        system + task -> the trajectory's last answer reaching --min-fix-stage "
+                        "(default passed)\n"
+                        "  preference: identical prompt; chosen = later stage, then higher speedup\n"
+                        "Every record has a \"provenance\" object. Prints the coverage table (family x failing "
+                        "stage).\nStages: format compile runtime correctness instructions performance passed; "
+                        "'reached S' means it passed every stage before S.");
+  opts.add_options()
+    ("db", "run database", cxxopts::value<std::string>())
+    ("kind", "correction | sft | preference (default correction)", cxxopts::value<std::string>())
+    ("o,out", "output JSONL file, '-' for stdout (default -)", cxxopts::value<std::string>())
+    ("experiment", "only these experiments (repeatable, comma-separated)", cxxopts::value<std::vector<std::string>>())
+    ("task", "only these task ids", cxxopts::value<std::vector<std::string>>())
+    ("family", "only these task families", cxxopts::value<std::vector<std::string>>())
+    ("model", "only replies of these models", cxxopts::value<std::vector<std::string>>())
+    ("failing-stage", "only failed attempts (rejected answers) that failed at this stage", cxxopts::value<std::string>())
+    ("min-fix-stage", "the fix (answer, chosen) reached at least this stage", cxxopts::value<std::string>())
+    ("min-speedup", "the fix has a measured speedup >= this", cxxopts::value<std::string>())
+    ("balance", "cap every family x failing-stage cell at the smallest non-empty cell")
+    ("per-cell", "balance with this cap per cell instead", cxxopts::value<std::string>());
+  cxxopts::ParseResult args;
+  int code = 0;
+  try {
+    if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
+    auto db = option_or_env(args, "db");
+    if (!db) throw input_error("--db is required");
+    if (!std::filesystem::exists(*db)) throw input_error("no run database at " + *db);
+    auto options = read_options(args);
+    auto store = run_store::open(*db, true);
+    auto result = data::build_export(*store, options);
+
+    std::string out = option_or_env(args, "out").value_or("-");
+    if (out == "-") {
+      data::write_jsonl(std::cout, result.records);
+      std::cout.flush();
+    } else {
+      std::ofstream file(out, std::ios::binary);
+      if (!file) throw std::runtime_error("cannot write " + out);
+      data::write_jsonl(file, result.records);
+      if (!file.flush()) throw std::runtime_error("error writing " + out);
+    }
+    // The table goes to stderr when the records go to stdout, so a pipe gets pure JSONL.
+    std::FILE* table = out == "-" ? stderr : stdout;
+    std::fprintf(table, "%s examples from %s\n%s", data::to_string(options.kind), db->c_str(),
+                 data::format_coverage(result, options.balance).c_str());
+    if (out != "-") std::fprintf(table, "wrote %s\n", out.c_str());
+    if (result.records.empty()) std::fprintf(stderr, "ptxbench: warning: no records matched\n");
+    return exit_code::ok;
+  } catch (const cxxopts::exceptions::exception& e) {
+    print_error(e.what());
+    return exit_code::usage;
+  } catch (const input_error& e) {
+    print_error(e.what());
+    return exit_code::usage;
+  } catch (const std::exception& e) {
+    print_error(e.what());
+    return exit_code::infrastructure;
+  }
+}
+
+}  // namespace ptxbench::cli

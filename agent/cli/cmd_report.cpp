@@ -1,0 +1,58 @@
+// ptxbench report: per model x task metrics as a terminal table and, with
+// --html, a self-contained HTML page with plots.
+#include <cstdio>
+#include <fstream>
+
+#include "agent/cli/commands.hpp"
+#include "agent/cli/options.hpp"
+#include "agent/data/report.hpp"
+#include "evaluator/api/json_path.hpp"
+
+namespace ptxbench::cli {
+
+int cmd_report(int argc, char** argv) {
+  cxxopts::Options opts(argv[0],
+                        "Report compile %, correct %, instructions %, fast_p, pass@k and speedups per model x task, "
+                        "and how each repair round moves them.");
+  opts.add_options()
+    ("db", "run database", cxxopts::value<std::string>())
+    ("experiment", "only these experiments (repeatable, comma-separated; default all)",
+     cxxopts::value<std::vector<std::string>>())
+    ("html", "also write a self-contained HTML report with plots to this file", cxxopts::value<std::string>());
+  cxxopts::ParseResult args;
+  int code = 0;
+  try {
+    if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
+    auto db = option_or_env(args, "db");
+    if (!db) throw input_error("--db is required");
+    if (!std::filesystem::exists(*db)) throw input_error("no run database at " + *db);
+    std::vector<std::string> names;
+    if (args.count("experiment")) names = args["experiment"].as<std::vector<std::string>>();
+    else if (auto e = option_or_env(args, "experiment")) names = {*e};
+    auto store = run_store::open(*db, true);
+    auto experiments = data::load_experiments(*store, names);
+    auto groups = data::compute_metrics(experiments);
+    std::fputs(data::format_report_text(groups).c_str(), stdout);
+    if (auto html = option_or_env(args, "html")) {
+      std::vector<experiment_row> rows;
+      for (const auto& e : experiments) rows.push_back(e.experiment);
+      std::ofstream file(*html, std::ios::binary);
+      if (!file) throw std::runtime_error("cannot write " + *html);
+      file << data::render_report_html(groups, rows, *db);
+      if (!file.flush()) throw std::runtime_error("error writing " + *html);
+      std::printf("wrote %s\n", html->c_str());
+    }
+    return exit_code::ok;
+  } catch (const cxxopts::exceptions::exception& e) {
+    print_error(e.what());
+    return exit_code::usage;
+  } catch (const input_error& e) {
+    print_error(e.what());
+    return exit_code::usage;
+  } catch (const std::exception& e) {
+    print_error(e.what());
+    return exit_code::infrastructure;
+  }
+}
+
+}  // namespace ptxbench::cli

@@ -1,0 +1,198 @@
+// ptxbench run: the generate -> evaluate -> repair loop.
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "agent/cli/commands.hpp"
+#include "agent/cli/options.hpp"
+#include "agent/endpoint/embedded_endpoint.hpp"
+#include "agent/loop/orchestrator.hpp"
+#include "agent/store/store.hpp"
+#include "evaluator/api/json_path.hpp"
+#include "evaluator/api/local.hpp"
+
+namespace ptxbench::cli {
+
+namespace {
+
+void on_signal(int) { orchestrator::request_stop(); }
+
+std::vector<std::string> split_csv(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+// Answers recorded in another run database, by (task, sample, round).
+std::unique_ptr<provider> make_db_replay_provider(const provider_config& c) {
+  if (c.replay_db.empty() || c.replay_experiment.empty())
+    throw input_error("llm.kind replay needs llm.replay_db and llm.replay_experiment");
+  auto src = run_store::open(c.replay_db, true);
+  auto exp = src->find_experiment(c.replay_experiment);
+  if (!exp) throw input_error(c.replay_db + ": no experiment '" + c.replay_experiment + "' to replay");
+  auto answers = std::make_shared<std::map<std::tuple<std::string, int, int>, completion>>();
+  for (const auto& tr : src->trajectories(exp->id))
+    for (const auto& tv : src->turns(tr.id)) {
+      completion comp;
+      comp.text = tv.turn.reply;
+      comp.reasoning = tv.turn.reasoning;
+      comp.finish_reason = tv.turn.finish_reason;
+      comp.model = tv.turn.model;
+      comp.prompt_tokens = tv.turn.prompt_tokens;
+      comp.completion_tokens = tv.turn.completion_tokens;
+      comp.latency_ms = 0.0;
+      (*answers)[{tr.task_id, tr.sample, tv.turn.round}] = comp;
+    }
+  auto lookup = [answers](const turn_key& k) -> std::optional<completion> {
+    auto it = answers->find({k.task_id, k.sample, k.round});
+    if (it == answers->end()) return std::nullopt;
+    return it->second;
+  };
+  return make_replay_provider(lookup, "replay of " + c.replay_experiment + " from " + c.replay_db);
+}
+
+}  // namespace
+
+int cmd_run(int argc, char** argv) {
+  cxxopts::Options opts(argv[0], "Run (or resume) an experiment: tasks x samples x rounds of generate -> evaluate -> feedback.");
+  opts.add_options()
+    ("config", "experiment config (JSON)", cxxopts::value<std::string>()->default_value("configs/demo.json"))
+    ("name", "experiment name (unique in the database)", cxxopts::value<std::string>())
+    ("db", "run database path", cxxopts::value<std::string>())
+    ("tasks", "comma-separated task ids (default: the config's, else all)", cxxopts::value<std::string>())
+    ("samples", "trajectories per task", cxxopts::value<std::string>())
+    ("rounds", "rounds per trajectory (1 = no repair)", cxxopts::value<std::string>())
+    ("concurrency", "trajectories in flight", cxxopts::value<std::string>())
+    ("feedback", "feedback detail: none | stage | full", cxxopts::value<std::string>())
+    ("stop", "stop policy: first_pass | all_rounds", cxxopts::value<std::string>())
+    ("history", "history policy: all | last_k", cxxopts::value<std::string>())
+    ("history-k", "turns kept with --history last_k", cxxopts::value<std::string>())
+    ("gpu", "GPU stages: auto | off", cxxopts::value<std::string>())
+    ("model", "override llm.model", cxxopts::value<std::string>())
+    ("base-url", "override llm.base_url", cxxopts::value<std::string>())
+    ("latency-ms", "embedded endpoint: delay each reply by this many ms", cxxopts::value<std::string>())
+    ("resume", "continue the named experiment from its database")
+    ("quiet", "no progress output");
+  cxxopts::ParseResult args;
+  int code = 0;
+  try {
+    if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
+    auto config_path = option_or_env(args, "config").value_or("configs/demo.json");
+    experiment_config cfg = load_experiment_config(config_path);
+    if (auto v = option_or_env(args, "name")) cfg.name = *v;
+    if (auto v = option_or_env(args, "db")) cfg.db = *v;
+    if (auto v = option_or_env(args, "tasks")) cfg.tasks = split_csv(*v);
+    if (auto v = option_or_env(args, "samples")) cfg.samples = std::stoi(*v);
+    if (auto v = option_or_env(args, "rounds")) cfg.rounds = std::stoi(*v);
+    if (auto v = option_or_env(args, "concurrency")) cfg.concurrency = std::stoi(*v);
+    if (auto v = option_or_env(args, "feedback")) cfg.feedback = parse_feedback_detail(*v);
+    if (auto v = option_or_env(args, "stop")) {
+      if (*v != "first_pass" && *v != "all_rounds") throw input_error("--stop: expected first_pass or all_rounds");
+      cfg.stop = *v == "first_pass" ? stop_policy::first_pass : stop_policy::all_rounds;
+    }
+    if (auto v = option_or_env(args, "history")) {
+      if (*v != "all" && *v != "last_k") throw input_error("--history: expected all or last_k");
+      cfg.history = *v == "all" ? history_policy::all : history_policy::last_k;
+    }
+    if (auto v = option_or_env(args, "history-k")) cfg.history_k = std::stoi(*v);
+    if (auto v = option_or_env(args, "gpu")) cfg.gpu = *v;
+    if (auto v = option_or_env(args, "model")) cfg.llm.model = *v;
+    if (auto v = option_or_env(args, "base-url")) cfg.llm.base_url = *v;
+    if (auto v = option_or_env(args, "latency-ms")) cfg.endpoint_latency_ms = std::stod(*v);
+    const bool resume = args.count("resume") > 0;
+    const bool quiet = args.count("quiet") > 0;
+
+    auto store = run_store::open(cfg.db);
+    if (resume) {
+      // The stored config wins for everything that shapes the data; only
+      // concurrency and the endpoint's address may differ on a resume.
+      auto exp = store->find_experiment(cfg.name);
+      if (!exp) throw input_error("experiment '" + cfg.name + "' is not in " + cfg.db + ": nothing to resume");
+      int concurrency = cfg.concurrency;
+      auto base_url = cfg.llm.base_url;
+      auto stored = parse_experiment_config(exp->config, cfg.db + " (stored config of " + cfg.name + ")");
+      cfg = stored;
+      cfg.concurrency = concurrency;
+      if (cfg.llm.kind != provider_kind::embedded) cfg.llm.base_url = base_url;
+    }
+    validate_experiment_config(cfg);
+
+    auto all_tasks = load_task_dir(cfg.tasks_dir);
+    std::vector<task> tasks;
+    if (cfg.tasks.empty()) {
+      tasks = all_tasks;
+    } else {
+      for (const auto& id : cfg.tasks) {
+        auto it = std::find_if(all_tasks.begin(), all_tasks.end(), [&](const task& t) { return t.id == id; });
+        if (it == all_tasks.end()) throw input_error("unknown task '" + id + "' (see `ptxbench tasks list`)");
+        tasks.push_back(*it);
+      }
+    }
+    prompt_library prompts(cfg.prompts_dir);
+
+    std::unique_ptr<embedded_endpoint> endpoint;
+    std::unique_ptr<provider> llm;
+    if (cfg.llm.kind == provider_kind::embedded) {
+      auto script = load_endpoint_script(cfg.endpoint_script);
+      if (cfg.endpoint_latency_ms >= 0) script.latency_ms = cfg.endpoint_latency_ms;
+      endpoint = std::make_unique<embedded_endpoint>(script);
+      provider_config pc = cfg.llm;
+      pc.base_url = endpoint->base_url();
+      if (pc.model.empty()) pc.model = "embedded-script";
+      llm = make_http_provider(pc);
+      if (!quiet) std::fprintf(stderr, "embedded endpoint at %s (%s)\n", pc.base_url.c_str(), cfg.endpoint_script.c_str());
+    } else if (cfg.llm.kind == provider_kind::replay) {
+      llm = make_db_replay_provider(cfg.llm);
+    } else {
+      llm = make_http_provider(cfg.llm);
+    }
+
+    local_evaluator_options eo;
+    eo.gpu_mode = cfg.gpu;
+    auto eval = make_local_evaluator(eo);
+    if (!quiet)
+      std::fprintf(stderr, "experiment %s -> %s | %zu tasks x %d samples x %d rounds | evaluator %s, GPU: %s\n",
+                   cfg.name.c_str(), cfg.db.c_str(), tasks.size(), cfg.samples, cfg.rounds, eval->version().c_str(),
+                   eval->gpu_description().c_str());
+
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    terminal_progress progress(stderr, stderr_is_tty(), quiet);
+    orchestrator orch(cfg, tasks, *llm, *eval, *store, prompts, progress);
+    auto summary = orch.run(resume);
+
+    std::printf("%s", format_funnel(experiment_funnel(*store, summary.experiment_id, true),
+                                    "Stage funnel, every candidate:").c_str());
+    std::printf("%s", format_funnel(experiment_funnel(*store, summary.experiment_id, false),
+                                    "Stage funnel, final candidate of each trajectory:").c_str());
+    std::printf("experiment %s: %d trajectories, %d completed, %d passed, %d incomplete; %d LLM calls (%d failed "
+                "attempts); %.1f s; database %s\n",
+                cfg.name.c_str(), summary.trajectories, summary.completed, summary.passed, summary.incomplete,
+                summary.turns_requested, summary.llm_failures, summary.wall_s, cfg.db.c_str());
+    if (orchestrator::stop_requested()) {
+      std::printf("interrupted: continue with `ptxbench run --config %s --name %s --db %s --resume`\n",
+                  config_path.c_str(), cfg.name.c_str(), cfg.db.c_str());
+      return exit_code::interrupted;
+    }
+    return summary.incomplete == 0 ? exit_code::ok : exit_code::failures;
+  } catch (const cxxopts::exceptions::exception& e) {
+    print_error(e.what());
+    return exit_code::usage;
+  } catch (const input_error& e) {
+    print_error(e.what());
+    return exit_code::usage;
+  } catch (const std::invalid_argument& e) {
+    print_error(std::string("bad number in an option: ") + e.what());
+    return exit_code::usage;
+  } catch (const std::exception& e) {
+    print_error(e.what());
+    return exit_code::infrastructure;
+  }
+}
+
+}  // namespace ptxbench::cli

@@ -1,0 +1,56 @@
+// ptxbench: measure and improve how well language models write
+// architecture-specific PTX. The subcommands are a table; each owns its options.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "agent/cli/commands.hpp"
+#include "ptxbench/version.hpp"
+
+namespace {
+
+struct command {
+  const char* name;
+  int (*run)(int, char**);
+  const char* summary;
+};
+
+const command commands[] = {
+    {"run", ptxbench::cli::cmd_run, "run (or --resume) a generate -> evaluate -> repair experiment"},
+    {"eval", ptxbench::cli::cmd_eval, "judge one PTX module + launch manifest for one task"},
+    {"tasks", ptxbench::cli::cmd_tasks, "list, show or check the tasks"},
+    {"export", ptxbench::cli::cmd_export, "write training data (correction, sft, preference) as JSONL"},
+    {"replay", ptxbench::cli::cmd_replay, "re-evaluate logged candidates and show changed verdicts"},
+    {"report", ptxbench::cli::cmd_report, "per model x task metrics, terminal table and HTML with plots"},
+    {"serve", ptxbench::cli::cmd_serve, "read-only web viewer over a run database"},
+};
+
+void usage(std::FILE* out) {
+  std::fprintf(out, "ptxbench %s (evaluator %s)\n\nusage: ptxbench <command> [options]   (ptxbench <command> --help)\n\n",
+               ptxbench::project_version, ptxbench::evaluator_version);
+  for (const auto& c : commands) std::fprintf(out, "  %-8s %s\n", c.name, c.summary);
+  std::fprintf(out, "\nexit codes: 0 ok, 1 the job ran and found failures, 2 usage or input error, "
+                    "3 infrastructure error, 130 interrupted\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::printf("ptxbench %s (evaluator %s)\n", ptxbench::project_version, ptxbench::evaluator_version);
+    return 0;
+  }
+  for (const auto& c : commands) {
+    if (std::strcmp(argv[1], c.name) != 0) continue;
+    std::string name = std::string("ptxbench ") + c.name;
+    argv[1] = name.data();
+    return c.run(argc - 1, argv + 1);
+  }
+  std::fprintf(stderr, "ptxbench: unknown command '%s'\n\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

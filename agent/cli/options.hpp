@@ -1,0 +1,22 @@
+#pragma once
+// Small helpers shared by the subcommands: option values with environment
+// fallbacks (PTXBENCH_<OPTION>, e.g. --rounds <- PTXBENCH_ROUNDS), the exit
+// codes, and error printing.
+#include <cxxopts.hpp>
+#include <optional>
+#include <string>
+
+namespace ptxbench::cli {
+
+enum exit_code : int { ok = 0, failures = 1, usage = 2, infrastructure = 3, interrupted = 130 };
+
+// The option's value from the command line, else from PTXBENCH_<NAME>, else nullopt.
+std::optional<std::string> option_or_env(const cxxopts::ParseResult& r, const std::string& name);
+std::string env_name(const std::string& option);
+// Parses argv with `opts`; prints help and returns false when --help was given
+// (exit code in *code), throws cxxopts exceptions on bad usage.
+bool parse_or_help(cxxopts::Options& opts, int argc, char** argv, cxxopts::ParseResult* out, int* code);
+void print_error(const std::string& what);
+bool stderr_is_tty();
+
+}  // namespace ptxbench::cli

@@ -1,0 +1,205 @@
+#include "agent/endpoint/embedded_endpoint.hpp"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "evaluator/api/json_path.hpp"
+
+namespace ptxbench {
+
+namespace {
+
+std::string read_file(const std::filesystem::path& p, const json_reader& where) {
+  std::ifstream in(p);
+  if (!in) where.fail("cannot read file " + p.string());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+scripted_reply parse_reply(const json_reader& r, const std::filesystem::path& base) {
+  scripted_reply out;
+  if (r.json().is_string()) {
+    out.text = r.json().get<std::string>();
+    return out;
+  }
+  r.expect_object();
+  r.reject_unknown({"text", "ptx", "manifest", "reasoning"});
+  out.text = r.get_string("text", "");
+  out.reasoning = r.get_string("reasoning", "");
+  if (r.has("ptx")) {
+    std::string ptx = read_file(base / r.get_string("ptx"), r.at("ptx"));
+    out.text += "\n\n```ptx\n" + ptx + (ptx.empty() || ptx.back() != '\n' ? "\n" : "") + "```\n";
+  }
+  if (r.has("manifest")) {
+    std::string m = read_file(base / r.get_string("manifest"), r.at("manifest"));
+    out.text += "\n```json\n" + m + (m.empty() || m.back() != '\n' ? "\n" : "") + "```\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+endpoint_script load_endpoint_script(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw input_error(path.string() + ": cannot open endpoint script");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw input_error(path.string() + ": invalid JSON: " + e.what());
+  }
+  json_reader r(j, "$", path.string());
+  r.reject_unknown({"tasks", "latency_ms"});
+  endpoint_script s;
+  s.latency_ms = r.get_number("latency_ms", 0.0);
+  auto tasks = r.at("tasks");
+  tasks.expect_object();
+  auto base = path.parent_path();
+  for (auto it = tasks.json().begin(); it != tasks.json().end(); ++it) {
+    auto rounds = tasks.at(it.key());
+    rounds.expect_array();
+    std::vector<std::vector<scripted_reply>> parsed;
+    for (size_t i = 0; i < rounds.json().size(); ++i) {
+      auto variants = rounds.at(i);
+      std::vector<scripted_reply> v;
+      if (variants.json().is_array()) {
+        for (size_t k = 0; k < variants.json().size(); ++k) v.push_back(parse_reply(variants.at(k), base));
+      } else {
+        v.push_back(parse_reply(variants, base));
+      }
+      if (v.empty()) variants.fail("a round needs at least one reply");
+      parsed.push_back(v);
+    }
+    if (parsed.empty()) rounds.fail("a task needs at least one round");
+    s.tasks[it.key()] = parsed;
+  }
+  return s;
+}
+
+struct embedded_endpoint::impl {
+  endpoint_script script;
+  httplib::Server server;
+  std::thread thread;
+  int port = 0;
+  std::atomic<double> latency_ms{0.0};
+  std::atomic<int> served{0};
+  std::mutex mutex;
+  std::map<std::pair<std::string, int>, int> counters;
+
+  // Picks the scripted reply for a request; returns false with a message when none fits.
+  bool pick(const nlohmann::json& messages, scripted_reply* out, std::string* error) {
+    static const std::regex task_re("Task id: ([A-Za-z0-9_]+)");
+    static const std::regex round_re("Feedback on round ([0-9]+)");
+    std::string task_id;
+    int assistants = 0;
+    std::string last_user;
+    for (const auto& m : messages) {
+      std::string role = m.value("role", "");
+      std::string content = m.contains("content") && m["content"].is_string() ? m["content"].get<std::string>() : "";
+      std::smatch match;
+      if (role == "user" && task_id.empty() && std::regex_search(content, match, task_re)) task_id = match[1];
+      if (role == "assistant") ++assistants;
+      if (role == "user") last_user = content;
+    }
+    int round = assistants;
+    std::smatch match;
+    if (std::regex_search(last_user, match, round_re)) round = std::stoi(match[1]) + 1;
+    auto it = script.tasks.find(task_id);
+    if (it == script.tasks.end()) it = script.tasks.find("*");
+    if (it == script.tasks.end()) {
+      *error = "no scripted replies for task '" + task_id + "'";
+      return false;
+    }
+    const auto& rounds = it->second;
+    const auto& variants = rounds[std::min<size_t>(round, rounds.size() - 1)];
+    std::lock_guard<std::mutex> lock(mutex);
+    int n = counters[{task_id, round}]++;
+    *out = variants[n % variants.size()];
+    return true;
+  }
+
+  void handle(const httplib::Request& req, httplib::Response& res) {
+    try {
+      auto body = nlohmann::json::parse(req.body);
+      scripted_reply reply;
+      std::string error;
+      if (!body.contains("messages") || !body["messages"].is_array()) {
+        res.status = 400;
+        res.set_content(R"({"error":{"message":"messages must be an array"}})", "application/json");
+        return;
+      }
+      if (!pick(body["messages"], &reply, &error)) {
+        res.status = 404;
+        res.set_content(nlohmann::json{{"error", {{"message", error}}}}.dump(), "application/json");
+        return;
+      }
+      double delay = latency_ms.load();
+      if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(delay));
+      int prompt_chars = 0;
+      for (const auto& m : body["messages"])
+        if (m.contains("content") && m["content"].is_string()) prompt_chars += m["content"].get<std::string>().size();
+      nlohmann::json message{{"role", "assistant"}, {"content", reply.text}};
+      if (!reply.reasoning.empty()) message["reasoning_content"] = reply.reasoning;
+      nlohmann::json out{
+          {"id", "embedded-" + std::to_string(served.load())},
+          {"object", "chat.completion"},
+          {"model", body.value("model", "embedded-script")},
+          {"choices", {{{"index", 0}, {"message", message}, {"finish_reason", "stop"}}}},
+          {"usage",
+           {{"prompt_tokens", prompt_chars / 4},
+            {"completion_tokens", static_cast<int>(reply.text.size() / 4)},
+            {"total_tokens", prompt_chars / 4 + static_cast<int>(reply.text.size() / 4)}}}};
+      ++served;
+      res.set_content(out.dump(), "application/json");
+    } catch (const std::exception& e) {
+      res.status = 400;
+      res.set_content(nlohmann::json{{"error", {{"message", std::string("bad request: ") + e.what()}}}}.dump(),
+                      "application/json");
+    }
+  }
+};
+
+embedded_endpoint::embedded_endpoint(endpoint_script script, int port) : m_impl(std::make_unique<impl>()) {
+  m_impl->script = std::move(script);
+  m_impl->latency_ms = m_impl->script.latency_ms;
+  m_impl->server.new_task_queue = [] { return new httplib::ThreadPool(64); };
+  m_impl->server.Post("/v1/chat/completions",
+                      [this](const httplib::Request& q, httplib::Response& r) { m_impl->handle(q, r); });
+  m_impl->server.Get("/v1/models", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(R"({"object":"list","data":[{"id":"embedded-script","object":"model"}]})", "application/json");
+  });
+  if (port == 0) {
+    m_impl->port = m_impl->server.bind_to_any_port("127.0.0.1");
+  } else {
+    m_impl->port = m_impl->server.bind_to_port("127.0.0.1", port) ? port : -1;
+  }
+  if (m_impl->port <= 0) throw std::runtime_error("embedded endpoint: cannot listen on 127.0.0.1");
+  m_impl->thread = std::thread([this] { m_impl->server.listen_after_bind(); });
+  // The socket already listens after bind; wait for the accept loop too.
+  for (int i = 0; i < 500 && !m_impl->server.is_running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
+
+embedded_endpoint::~embedded_endpoint() { stop(); }
+
+void embedded_endpoint::stop() {
+  if (m_impl && m_impl->thread.joinable()) {
+    m_impl->server.stop();
+    m_impl->thread.join();
+  }
+}
+
+std::string embedded_endpoint::base_url() const { return "http://127.0.0.1:" + std::to_string(m_impl->port) + "/v1"; }
+int embedded_endpoint::port() const { return m_impl->port; }
+void embedded_endpoint::set_latency_ms(double ms) { m_impl->latency_ms = ms; }
+int embedded_endpoint::requests_served() const { return m_impl->served.load(); }
+
+}  // namespace ptxbench

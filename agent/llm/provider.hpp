@@ -1,0 +1,100 @@
+#pragma once
+// LLM providers behind one interface. Only this folder sees libcurl.
+// Transport problems are values (completion_outcome), not exceptions: the loop
+// records every failed call with its cause.
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ptxbench {
+
+struct chat_message {
+  std::string role;  // system | user | assistant
+  std::string content;
+};
+
+// Who is asking: lets a replay provider find the recorded answer.
+struct turn_key {
+  std::string task_id;
+  int sample = 0;
+  int round = 0;
+};
+
+struct completion_request {
+  std::vector<chat_message> messages;
+  turn_key key;
+};
+
+struct completion {
+  std::string text;
+  std::string reasoning;  // reasoning_content / thinking blocks, when the server returns them
+  std::string finish_reason;
+  std::string model;      // as reported by the server
+  int prompt_tokens = 0;
+  int completion_tokens = 0;
+  int reasoning_tokens = 0;
+  double latency_ms = 0.0;  // of the successful attempt
+};
+
+// One failed HTTP attempt (retried or final).
+struct call_failure {
+  int attempt = 0;
+  int http_status = 0;   // 0 when no response (timeout, connection refused)
+  std::string cause;     // "HTTP 429 (retry after 2 s)", "timeout after 60 s", "malformed JSON: ..."
+  double elapsed_ms = 0.0;
+};
+
+struct completion_outcome {
+  bool ok = false;
+  completion result;
+  std::vector<call_failure> failures;  // every failed attempt, also when the call finally succeeded
+  std::string error;                   // when !ok: why the call gave up
+};
+
+enum class provider_kind { openai, anthropic, replay, embedded };
+const char* to_string(provider_kind k);
+
+struct provider_config {
+  provider_kind kind = provider_kind::openai;
+  std::string base_url;          // e.g. http://127.0.0.1:8000/v1, https://api.anthropic.com
+  std::string model;
+  std::string api_key_env;       // name of the environment variable holding the key; never stored
+  std::optional<double> temperature;
+  std::optional<double> top_p;
+  int max_tokens = 8192;
+  std::optional<int64_t> seed;
+  nlohmann::json extra = nlohmann::json::object();  // passed through into the request body
+  double timeout_s = 600;
+  int max_retries = 5;
+  double backoff_initial_s = 1.0;
+  double backoff_max_s = 60.0;
+  std::string replay_db;         // kind == replay: run database to read answers from
+  std::string replay_experiment; // kind == replay: experiment name in it
+};
+
+// Parses the "llm" object of a config. Throws input_error naming the path.
+provider_config parse_provider_config(const nlohmann::json& j, const std::string& path = "$.llm");
+// The config as stored with the experiment: everything but secrets (the key's
+// variable name is kept, never its value).
+nlohmann::json provider_config_to_json(const provider_config& c);
+
+class provider {
+ public:
+  virtual ~provider() = default;
+  // Thread-safe; many trajectories call it at once.
+  virtual completion_outcome complete(const completion_request& request) = 0;
+  virtual std::string describe() const = 0;  // "openai http://... model=..."
+};
+
+// HTTP providers (openai, anthropic, embedded: the embedded endpoint is openai-compatible).
+std::unique_ptr<provider> make_http_provider(const provider_config& c);
+
+// Answers from a lookup function (recorded replies). Returns a failure outcome
+// when the function has no answer for the key.
+using reply_lookup = std::function<std::optional<completion>(const turn_key&)>;
+std::unique_ptr<provider> make_replay_provider(reply_lookup lookup, std::string description);
+
+}  // namespace ptxbench

@@ -1,0 +1,86 @@
+#pragma once
+// The generate -> evaluate -> feed back -> log loop over tasks x samples x
+// rounds. Many trajectories are in flight at once (one thread each, up to
+// `concurrency`): while one waits on the model, others compile or wait for the
+// GPU queue, so waiting on the model never serialises the run.
+//
+// Durability: a turn and its candidate are stored in one transaction right
+// after the reply arrives, the evaluation right after it is judged. A run killed
+// at any moment resumes (resume=true) from what is stored: recorded turns are
+// never asked again, a turn without an evaluation is evaluated, and the
+// conversation is rebuilt from the stored replies and feedback.
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/llm/provider.hpp"
+#include "agent/loop/experiment_config.hpp"
+#include "agent/loop/progress.hpp"
+#include "agent/prompt/prompt.hpp"
+#include "agent/store/store.hpp"
+#include "evaluator/api/evaluation.hpp"
+#include "evaluator/api/task.hpp"
+
+namespace ptxbench {
+
+struct run_summary {
+  int64_t experiment_id = 0;
+  int trajectories = 0;
+  int completed = 0;      // finished all their rounds or stopped on a pass
+  int passed = 0;
+  int incomplete = 0;     // stopped by an LLM failure or interruption; resumable
+  int turns_requested = 0;  // LLM calls made by this process
+  int llm_failures = 0;
+  double wall_s = 0.0;
+};
+
+class orchestrator {
+ public:
+  orchestrator(experiment_config config, std::vector<task> tasks, provider& llm, evaluator& eval, run_store& store,
+               const prompt_library& prompts, progress_sink& progress);
+
+  // Runs (or, with resume, continues) the experiment named in the config.
+  // Throws input_error when the experiment exists and resume is false, or when
+  // resume is true and it does not exist.
+  run_summary run(bool resume);
+
+  // Asks running trajectories to stop after their current step (signal handlers).
+  static void request_stop();
+  static bool stop_requested();
+
+ private:
+  struct trajectory_outcome {
+    bool completed = false;
+    bool passed = false;
+  };
+  trajectory_outcome run_trajectory(int64_t experiment_id, const task& t, int sample, run_summary& summary);
+  std::vector<chat_message> build_messages(const task& t, const std::vector<std::pair<std::string, std::string>>& history) const;
+  evaluation_result judge(const task& t, const candidate_row& c);
+
+  experiment_config m_config;
+  std::vector<task> m_tasks;
+  provider& m_llm;
+  evaluator& m_eval;
+  run_store& m_store;
+  const prompt_library& m_prompts;
+  progress_sink& m_progress;
+  std::mutex m_summary_mutex;
+};
+
+// The stage funnel of an experiment from the store: for each stage, how many
+// final candidates reached it and how many failed there.
+struct funnel_row {
+  std::string stage;
+  int reached = 0;
+  int failed = 0;
+  int not_run = 0;
+};
+std::vector<funnel_row> experiment_funnel(run_store& store, int64_t experiment_id, bool all_candidates);
+std::string format_funnel(const std::vector<funnel_row>& rows, const std::string& title);
+
+// A result for a reply that held no judgeable candidate.
+evaluation_result format_failure_result(const std::string& problem, const std::string& evaluator_version);
+
+}  // namespace ptxbench

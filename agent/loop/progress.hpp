@@ -1,0 +1,48 @@
+#pragma once
+// Progress of a run: trajectories done / in flight and counts per verdict stage.
+// On a terminal, one line rewritten in place; otherwise plain lines, one per
+// finished turn, so logs stay readable.
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace ptxbench {
+
+class progress_sink {
+ public:
+  virtual ~progress_sink() = default;
+  virtual void on_start(int trajectories_total, int already_done) = 0;
+  virtual void on_trajectory_started() = 0;
+  // verdict: a stage name, "passed", or "llm_error".
+  virtual void on_turn(const std::string& task_id, int sample, int round, const std::string& verdict,
+                       const std::string& headline) = 0;
+  virtual void on_trajectory_done(bool passed) = 0;
+  virtual void on_finish() = 0;
+};
+
+class terminal_progress : public progress_sink {
+ public:
+  // is_tty: rewrite one status line; otherwise print plain lines. quiet: nothing.
+  terminal_progress(std::FILE* out, bool is_tty, bool quiet = false);
+  void on_start(int trajectories_total, int already_done) override;
+  void on_trajectory_started() override;
+  void on_turn(const std::string& task_id, int sample, int round, const std::string& verdict,
+               const std::string& headline) override;
+  void on_trajectory_done(bool passed) override;
+  void on_finish() override;
+
+ private:
+  void draw_locked();
+  std::FILE* m_out;
+  bool m_tty;
+  bool m_quiet;
+  std::mutex m_mutex;
+  int m_total = 0;
+  int m_done = 0;
+  int m_in_flight = 0;
+  int m_passed = 0;
+  std::map<std::string, int> m_verdicts;
+};
+
+}  // namespace ptxbench

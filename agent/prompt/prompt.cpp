@@ -1,0 +1,141 @@
+#include "agent/prompt/prompt.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "evaluator/api/json_path.hpp"
+
+namespace ptxbench {
+
+const char* to_string(feedback_detail d) {
+  switch (d) {
+    case feedback_detail::none: return "none";
+    case feedback_detail::stage: return "stage";
+    case feedback_detail::full: return "full";
+  }
+  return "?";
+}
+
+feedback_detail parse_feedback_detail(const std::string& s) {
+  if (s == "none") return feedback_detail::none;
+  if (s == "stage") return feedback_detail::stage;
+  if (s == "full") return feedback_detail::full;
+  throw input_error("unknown feedback detail '" + s + "' (known: none, stage, full)");
+}
+
+prompt_library::prompt_library(const std::filesystem::path& dir) : m_dir(dir) {
+  if (!std::filesystem::is_directory(dir)) throw input_error(dir.string() + ": prompts folder not found");
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (!e.is_regular_file() || e.path().extension() != ".md") continue;
+    std::ifstream in(e.path());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    m_templates[e.path().stem().string()] = ss.str();
+  }
+  std::vector<std::string> required{"system", "task", "feedback_none", "feedback_stage", "feedback_passed", "feedback_not_run"};
+  for (int i = 0; i < stage_count; ++i) required.push_back(std::string("feedback_") + to_string(static_cast<stage>(i)));
+  for (const auto& r : required)
+    if (!m_templates.count(r)) throw input_error(dir.string() + ": missing prompt template " + r + ".md");
+}
+
+const std::string& prompt_library::get(const std::string& name) const { return m_templates.at(name); }
+
+std::string prompt_library::render(const std::string& name, const std::string& text,
+                                   const std::map<std::string, std::string>& vars) {
+  std::string out;
+  size_t pos = 0;
+  while (true) {
+    size_t open = text.find("{{", pos);
+    if (open == std::string::npos) break;
+    size_t close = text.find("}}", open);
+    if (close == std::string::npos) throw input_error("prompt template " + name + ": unclosed {{");
+    out += text.substr(pos, open - pos);
+    std::string key = text.substr(open + 2, close - open - 2);
+    while (!key.empty() && key.front() == ' ') key.erase(key.begin());
+    while (!key.empty() && key.back() == ' ') key.pop_back();
+    auto it = vars.find(key);
+    if (it == vars.end()) throw input_error("prompt template " + name + ": no value for {{" + key + "}}");
+    out += it->second;
+    pos = close + 2;
+  }
+  out += text.substr(pos);
+  return out;
+}
+
+namespace {
+
+std::string tensor_table(const task& t) {
+  std::ostringstream o;
+  for (const auto& ts : t.tensors) {
+    o << "- " << ts.name << ": " << to_string(ts.type) << " [";
+    for (size_t i = 0; i < ts.shape.size(); ++i) o << (i ? ", " : "") << ts.shape[i];
+    o << "], " << (ts.role == tensor_role::input ? "input" : "output") << "\n";
+  }
+  return o.str();
+}
+
+std::string size_list(const task& t) {
+  std::ostringstream o;
+  for (const auto& s : t.sizes) o << "- " << describe_size(s) << (s.timed ? " (timed)" : "") << "\n";
+  return o.str();
+}
+
+std::map<std::string, std::string> task_vars(const task& t) {
+  std::ostringstream targets, scalars, tol;
+  for (const auto& x : t.target_instructions) targets << (targets.tellp() ? ", " : "") << x;
+  for (const auto& [k, v] : t.scalars) scalars << "- " << k << " = " << v << " (f32)\n";
+  for (const auto& [k, v] : t.tolerances)
+    tol << (tol.tellp() ? "; " : "") << k << ": atol " << v.atol << ", rtol " << v.rtol;
+  std::ostringstream thr;
+  thr << t.speedup_threshold;
+  return {{"task_id", t.id},
+          {"task_title", t.title},
+          {"family", t.family},
+          {"arch", t.arch},
+          {"statement", t.statement},
+          {"tensors", tensor_table(t)},
+          {"sizes", size_list(t)},
+          {"scalars", scalars.str().empty() ? "- (none)\n" : scalars.str()},
+          {"target_instructions", targets.str()},
+          {"tolerance", tol.str()},
+          {"speedup_threshold", thr.str()},
+          {"baseline", t.baseline},
+          {"notes", t.notes}};
+}
+
+}  // namespace
+
+std::string prompt_library::system_prompt(const task& t) const { return render("system", get("system"), task_vars(t)); }
+
+std::string prompt_library::task_prompt(const task& t) const { return render("task", get("task"), task_vars(t)); }
+
+std::string prompt_library::feedback(const task& t, const evaluation_result& r, int round,
+                                     feedback_detail detail) const {
+  auto vars = task_vars(t);
+  vars["round"] = std::to_string(round);
+  vars["stage"] = r.passed ? "passed" : to_string(r.verdict);
+  vars["headline"] = r.headline;
+  vars["diagnostics"] = format_diagnostics(r.compile);
+  vars["resources"] = format_resources(r.compile);
+  vars["instruction_table"] = format_instruction_table(r.instructions);
+  vars["correctness"] = format_correctness(r.correctness, false);
+  vars["runtime_error"] = r.runtime ? r.runtime->error : "";
+  vars["runtime_launch"] = r.runtime ? std::to_string(r.runtime->launch_index) : "";
+  vars["runtime_size"] = r.runtime ? r.runtime->size : "";
+  vars["performance"] = r.performance ? format_performance(*r.performance) : "(not measured)\n";
+  std::string not_run;
+  for (const auto& [s, o] : r.stages)
+    if (o.status == stage_status::not_run || o.status == stage_status::unverified)
+      if (!o.reason.empty()) not_run += "- " + std::string(to_string(s)) + ": " + to_string(o.status) + " (" + o.reason + ")\n";
+  vars["not_run"] = not_run.empty() ? "- (none)\n" : not_run;
+  if (detail == feedback_detail::none) return render("feedback_none", get("feedback_none"), vars);
+  if (detail == feedback_detail::stage) return render("feedback_stage", get("feedback_stage"), vars);
+  if (r.passed) return render("feedback_passed", get("feedback_passed"), vars);
+  auto verdict = r.stages.find(r.verdict);
+  if (verdict != r.stages.end() && verdict->second.status != stage_status::failed)
+    return render("feedback_not_run", get("feedback_not_run"), vars);
+  std::string name = std::string("feedback_") + to_string(r.verdict);
+  return render(name, get(name), vars);
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,49 @@
+#pragma once
+// Prompts are data: templates in prompts/ with {{name}} placeholders, filled
+// with the task, the architecture notes and the feedback (DESIGN.md, "Agent").
+// A change of prompt is a change of data, not code.
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "evaluator/api/evaluation.hpp"
+#include "evaluator/api/task.hpp"
+
+namespace ptxbench {
+
+enum class feedback_detail { none, stage, full };
+const char* to_string(feedback_detail d);
+feedback_detail parse_feedback_detail(const std::string& s);  // throws input_error
+
+class prompt_library {
+ public:
+  // Loads every *.md template in `dir`. Throws input_error when a required
+  // template (system, task, feedback_none, feedback_stage, feedback_<stage>
+  // for every stage, feedback_passed) is missing.
+  explicit prompt_library(const std::filesystem::path& dir);
+
+  std::string system_prompt(const task& t) const;
+  std::string task_prompt(const task& t) const;
+  // The feedback message for `round`'s result (round is the 0-based round the
+  // candidate came from). Hidden-seed figures are never quoted.
+  std::string feedback(const task& t, const evaluation_result& r, int round, feedback_detail detail) const;
+
+  // Replaces {{name}} with vars[name]; throws input_error naming the template
+  // and the placeholder when a name has no value.
+  static std::string render(const std::string& name, const std::string& text,
+                            const std::map<std::string, std::string>& vars);
+
+ private:
+  const std::string& get(const std::string& name) const;
+  std::map<std::string, std::string> m_templates;
+  std::filesystem::path m_dir;
+};
+
+// Plain-text renderings of result parts used by the feedback templates and the CLI.
+std::string format_diagnostics(const compile_report& c);
+std::string format_instruction_table(const instruction_report& r);
+std::string format_correctness(const correctness_report& c, bool include_hidden_values);
+std::string format_performance(const performance_report& p);
+std::string format_resources(const compile_report& c);
+
+}  // namespace ptxbench

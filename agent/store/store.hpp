@@ -1,0 +1,146 @@
+#pragma once
+// The run database: SQLite in WAL mode (DESIGN.md, "Store"). Only this folder
+// sees SQLite. Every write is one transaction, so a process killed at any moment
+// leaves the database consistent; a turn and its candidate are written together,
+// and a turn is never written twice for one (trajectory, round).
+// Infrastructure failures (disk full, corrupt file, locked too long) throw store_error.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ptxbench {
+
+struct store_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct experiment_row {
+  int64_t id = 0;
+  std::string name;
+  std::string kind = "run";        // run | replay
+  nlohmann::json config;           // the full experiment config, secrets excluded
+  std::string evaluator_version;
+  std::string host;
+  std::string gpu;
+  std::string model;
+  std::string provider;
+  std::string status = "running";  // running | done | interrupted
+  std::string created_at;          // ISO 8601 UTC
+  std::string finished_at;
+  std::optional<int64_t> parent_experiment_id;  // replay: the experiment it re-evaluates
+  std::string parent_database;                  // replay: path of the original database
+};
+
+struct trajectory_row {
+  int64_t id = 0;
+  int64_t experiment_id = 0;
+  std::string task_id;
+  std::string family;
+  int sample = 0;
+  std::string status = "pending";  // pending | done
+  int rounds_done = 0;
+  std::string final_verdict;       // stage name or "passed"; empty while pending
+  bool passed = false;
+};
+
+struct turn_row {
+  int64_t id = 0;
+  int64_t trajectory_id = 0;
+  int round = 0;
+  nlohmann::json messages = nlohmann::json::array();  // the prompt sent: [{role, content}]
+  std::string feedback;            // the feedback text included in this prompt ("" in round 0)
+  std::string feedback_detail;     // none | stage | full
+  std::string reply;
+  std::string reasoning;
+  std::string finish_reason;
+  std::string model;
+  int prompt_tokens = 0;
+  int completion_tokens = 0;
+  int reasoning_tokens = 0;
+  double latency_ms = 0.0;
+  std::string created_at;
+};
+
+struct candidate_row {
+  int64_t id = 0;
+  int64_t turn_id = 0;
+  std::string ptx;
+  std::string manifest;
+  std::string format_problem;  // non-empty when the reply held no valid candidate
+};
+
+struct evaluation_row {
+  int64_t id = 0;
+  int64_t candidate_id = 0;
+  std::string evaluator_version;
+  std::string gpu;
+  std::string verdict;       // stage name of the first failure, or "passed"
+  bool passed = false;
+  bool correct = false;
+  bool instructions_ok = false;
+  std::optional<double> speedup;
+  nlohmann::json result;     // to_json(evaluation_result)
+  std::optional<int64_t> origin_evaluation_id;  // replay: the evaluation it re-does
+  std::string created_at;
+};
+
+struct llm_failure_row {
+  int64_t id = 0;
+  int64_t trajectory_id = 0;
+  int round = 0;
+  int attempt = 0;
+  int http_status = 0;
+  std::string cause;
+  double elapsed_ms = 0.0;
+  bool final = false;  // the call gave up after this failure
+  std::string created_at;
+};
+
+// A turn with its candidate and latest evaluation, as readers want it.
+struct turn_view {
+  turn_row turn;
+  std::optional<candidate_row> candidate;
+  std::optional<evaluation_row> evaluation;
+};
+
+class run_store {
+ public:
+  // Opens or creates the database (and its parent folder), applies the schema,
+  // sets WAL mode. read_only opens an existing file without writing to it.
+  static std::unique_ptr<run_store> open(const std::filesystem::path& path, bool read_only = false);
+  virtual ~run_store() = default;
+
+  // --- writers (thread-safe) ---
+  // Creates the experiment; throws store_error if the name exists.
+  virtual int64_t create_experiment(const experiment_row& e) = 0;
+  virtual void set_experiment_status(int64_t experiment_id, const std::string& status) = 0;
+  // Returns the trajectory's id, creating it if needed (idempotent).
+  virtual int64_t ensure_trajectory(int64_t experiment_id, const std::string& task_id,
+                                    const std::string& family, int sample) = 0;
+  // Writes the turn and its candidate in one transaction and returns the turn id.
+  // If a turn for (trajectory, round) exists already, writes nothing and returns
+  // the existing id: a resumed run can never duplicate a turn.
+  virtual int64_t record_turn(const turn_row& turn, const candidate_row& candidate) = 0;
+  virtual int64_t record_evaluation(const evaluation_row& e) = 0;
+  virtual void record_llm_failure(const llm_failure_row& f) = 0;
+  virtual void finish_trajectory(int64_t trajectory_id, const std::string& final_verdict, bool passed,
+                                 int rounds_done) = 0;
+
+  // --- readers ---
+  virtual std::vector<experiment_row> experiments() = 0;
+  virtual std::optional<experiment_row> find_experiment(const std::string& name) = 0;
+  virtual std::optional<experiment_row> experiment(int64_t id) = 0;
+  virtual std::vector<trajectory_row> trajectories(int64_t experiment_id) = 0;
+  virtual std::optional<trajectory_row> trajectory(int64_t id) = 0;
+  // Turns of a trajectory in round order, each with its candidate and latest evaluation.
+  virtual std::vector<turn_view> turns(int64_t trajectory_id) = 0;
+  virtual std::vector<llm_failure_row> llm_failures(int64_t experiment_id) = 0;
+  virtual std::filesystem::path path() const = 0;
+};
+
+}  // namespace ptxbench

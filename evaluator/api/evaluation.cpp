@@ -1,0 +1,169 @@
+#include "evaluator/api/evaluation.hpp"
+
+#include "evaluator/api/json_path.hpp"
+
+namespace ptxbench {
+
+const char* to_string(stage s) {
+  switch (s) {
+    case stage::format: return "format";
+    case stage::compile: return "compile";
+    case stage::runtime: return "runtime";
+    case stage::correctness: return "correctness";
+    case stage::instructions: return "instructions";
+    case stage::performance: return "performance";
+  }
+  return "?";
+}
+
+stage parse_stage(const std::string& s) {
+  for (int i = 0; i < stage_count; ++i)
+    if (s == to_string(static_cast<stage>(i))) return static_cast<stage>(i);
+  throw input_error("unknown stage '" + s +
+                    "' (known: format, compile, runtime, correctness, instructions, performance)");
+}
+
+const char* to_string(stage_status s) {
+  switch (s) {
+    case stage_status::passed: return "passed";
+    case stage_status::failed: return "failed";
+    case stage_status::not_run: return "not_run";
+    case stage_status::unverified: return "unverified";
+  }
+  return "?";
+}
+
+stage_status parse_stage_status(const std::string& s) {
+  for (auto v : {stage_status::passed, stage_status::failed, stage_status::not_run, stage_status::unverified})
+    if (s == to_string(v)) return v;
+  throw input_error("unknown stage status '" + s + "'");
+}
+
+bool evaluation_result::correct() const {
+  auto it = stages.find(stage::correctness);
+  return it != stages.end() && it->second.status == stage_status::passed;
+}
+
+bool evaluation_result::instructions_executed() const {
+  auto it = stages.find(stage::instructions);
+  return it != stages.end() && it->second.status == stage_status::passed;
+}
+
+std::optional<double> evaluation_result::speedup() const {
+  if (performance && performance->speedup > 0) return performance->speedup;
+  return std::nullopt;
+}
+
+std::optional<stage> evaluation_result::furthest_passed() const {
+  std::optional<stage> best;
+  for (int i = 0; i < stage_count; ++i) {
+    auto s = static_cast<stage>(i);
+    auto it = stages.find(s);
+    if (it == stages.end() || it->second.status != stage_status::passed) break;
+    best = s;
+  }
+  return best;
+}
+
+// ---- JSON -------------------------------------------------------------------
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ptxas_diagnostic, line, severity, message, quoted)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(kernel_resources, kernel, registers, spill_store_bytes,
+                                                spill_load_bytes, stack_bytes, static_shared_bytes, constant_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(compile_report, arch, log, diagnostics, kernels, cubin_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(instruction_check, ptx, ptx_count, sass_opcodes, sass_count,
+                                                executed, flop_share, is_math, passed, note)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(instruction_report, static_passed, dynamic_ran, sass_source, checks,
+                                                executed_by_opcode)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(runtime_report, error, launch_index, size, context_lost)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(output_check, tensor, size, seed, hidden_seed, elements,
+                                                max_abs_error, max_rel_error, rel_l2_error, mismatch_fraction,
+                                                nan_count, untouched_count, where, passed)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(correctness_report, outputs, guards_intact, inputs_unchanged,
+                                                stable_across_calls, note)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(performance_report, size, candidate_ms, candidate_rel_spread,
+                                                candidate_samples, baseline_ms, baseline_rel_spread, baseline_samples,
+                                                baseline_name, speedup, candidate_tflops, baseline_tflops, peak_tflops,
+                                                pct_of_peak, floor_ms, below_floor, output_rechecked, threshold)
+
+nlohmann::json to_json(const evaluation_result& r) {
+  nlohmann::json j;
+  j["passed"] = r.passed;
+  j["verdict"] = r.passed ? "passed" : to_string(r.verdict);
+  j["headline"] = r.headline;
+  j["stages"] = nlohmann::json::object();
+  for (const auto& [s, o] : r.stages)
+    j["stages"][to_string(s)] = {{"status", to_string(o.status)}, {"reason", o.reason}, {"time_ms", o.time_ms}};
+  j["compile"] = r.compile;
+  j["instructions"] = r.instructions;
+  if (r.runtime) j["runtime"] = *r.runtime;
+  j["correctness"] = r.correctness;
+  if (r.performance) j["performance"] = *r.performance;
+  j["evaluator_version"] = r.evaluator_version;
+  j["gpu"] = r.gpu;
+  j["total_ms"] = r.total_ms;
+  // The three seed metrics, flat, for readers that want only them.
+  j["correct"] = r.correct();
+  j["instructions_executed"] = r.instructions_executed();
+  if (auto s = r.speedup()) j["speedup"] = *s;
+  else j["speedup"] = nullptr;
+  return j;
+}
+
+evaluation_result evaluation_result_from_json(const nlohmann::json& j) {
+  evaluation_result r;
+  try {
+    r.passed = j.value("passed", false);
+    std::string v = j.value("verdict", "format");
+    r.verdict = v == "passed" ? stage::performance : parse_stage(v);
+    r.headline = j.value("headline", "");
+    if (j.contains("stages"))
+      for (auto it = j["stages"].begin(); it != j["stages"].end(); ++it) {
+        stage_outcome o;
+        o.status = parse_stage_status(it.value().value("status", "not_run"));
+        o.reason = it.value().value("reason", "");
+        o.time_ms = it.value().value("time_ms", 0.0);
+        r.stages[parse_stage(it.key())] = o;
+      }
+    if (j.contains("compile")) r.compile = j["compile"].get<compile_report>();
+    if (j.contains("instructions")) r.instructions = j["instructions"].get<instruction_report>();
+    if (j.contains("runtime") && !j["runtime"].is_null()) r.runtime = j["runtime"].get<runtime_report>();
+    if (j.contains("correctness")) r.correctness = j["correctness"].get<correctness_report>();
+    if (j.contains("performance") && !j["performance"].is_null())
+      r.performance = j["performance"].get<performance_report>();
+    r.evaluator_version = j.value("evaluator_version", "");
+    r.gpu = j.value("gpu", "");
+    r.total_ms = j.value("total_ms", 0.0);
+  } catch (const nlohmann::json::exception& e) {
+    throw input_error(std::string("evaluation result JSON: ") + e.what());
+  }
+  return r;
+}
+
+nlohmann::json to_json(const evaluation_request& r) {
+  return {{"task", task_to_json(r.t)},     {"ptx", r.ptx},
+          {"manifest_text", r.manifest_text}, {"seeds", r.seeds},
+          {"hidden_seed", r.hidden_seed},   {"run_gpu", r.run_gpu},
+          {"run_timing", r.run_timing},     {"time_limit_ms", r.time_limit_ms},
+          {"timing_budget_ms", r.timing_budget_ms}};
+}
+
+evaluation_request evaluation_request_from_json(const nlohmann::json& j) {
+  evaluation_request r;
+  try {
+    r.t = parse_task(j.at("task"), "request");
+    r.ptx = j.at("ptx").get<std::string>();
+    r.manifest_text = j.at("manifest_text").get<std::string>();
+    r.seeds = j.value("seeds", r.seeds);
+    r.hidden_seed = j.value("hidden_seed", r.hidden_seed);
+    r.run_gpu = j.value("run_gpu", r.run_gpu);
+    r.run_timing = j.value("run_timing", r.run_timing);
+    r.time_limit_ms = j.value("time_limit_ms", r.time_limit_ms);
+    r.timing_budget_ms = j.value("timing_budget_ms", r.timing_budget_ms);
+  } catch (const nlohmann::json::exception& e) {
+    throw input_error(std::string("evaluation request JSON: ") + e.what());
+  }
+  return r;
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,187 @@
+#pragma once
+// The evaluator's API as plain value types. A candidate's outcome (does not
+// compile, wrong, hangs, slow) is a value of these types, never an exception.
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "manifest.hpp"
+#include "task.hpp"
+
+namespace ptxbench {
+
+// Stages in the order they are judged; the first one that fails is the verdict.
+enum class stage { format, compile, runtime, correctness, instructions, performance };
+constexpr int stage_count = 6;
+const char* to_string(stage s);
+stage parse_stage(const std::string& s);  // throws input_error
+
+// What happened to one stage of one evaluation.
+//  passed:     ran and passed
+//  failed:     ran and failed (this is the verdict stage)
+//  not_run:    not reached (an earlier stage failed) or cannot run here (no GPU,
+//              task for another architecture); `reason` says which
+//  unverified: ran partly; its proof could not be completed (e.g. the dynamic
+//              instruction count was unavailable). Never counted as a pass.
+enum class stage_status { passed, failed, not_run, unverified };
+const char* to_string(stage_status s);
+stage_status parse_stage_status(const std::string& s);
+
+struct stage_outcome {
+  stage_status status = stage_status::not_run;
+  std::string reason;  // one line; for failures, the headline fed back to the model
+  double time_ms = 0.0;
+};
+
+struct ptxas_diagnostic {
+  int line = 0;            // PTX line number, 0 when unknown
+  std::string severity;    // error | warning | info
+  std::string message;
+  std::string quoted;      // the offending PTX lines with numbers, for the model
+};
+
+struct kernel_resources {
+  std::string kernel;
+  int registers = 0;
+  int spill_store_bytes = 0;
+  int spill_load_bytes = 0;
+  int stack_bytes = 0;
+  int static_shared_bytes = 0;
+  int constant_bytes = 0;
+};
+
+struct compile_report {
+  std::string arch;
+  std::string log;                        // the full ptxas/nvJitLink log
+  std::vector<ptxas_diagnostic> diagnostics;
+  std::vector<kernel_resources> kernels;
+  size_t cubin_bytes = 0;
+};
+
+// One targeted instruction: written? in the SASS? executed? doing the math?
+struct instruction_check {
+  std::string ptx;                        // e.g. wgmma.mma_async
+  int ptx_count = 0;                      // occurrences in the PTX text
+  std::vector<std::string> sass_opcodes;  // SASS opcodes it lowers to on this arch
+  int sass_count = -1;                    // static count in the cubin; -1 unknown
+  int64_t executed = -1;                  // executed warp-level count; -1 not measured
+  double flop_share = -1.0;               // executed FLOPs / task FLOPs for math instructions; -1 n/a
+  bool is_math = false;
+  bool passed = false;
+  std::string note;
+};
+
+struct instruction_report {
+  bool static_passed = false;   // every target in PTX and SASS
+  bool dynamic_ran = false;     // the executed-count pass ran
+  std::string sass_source;      // "nvdisasm --emit-json", "cuobjdump", or "" when none
+  std::vector<instruction_check> checks;
+  std::map<std::string, int64_t> executed_by_opcode;  // top opcodes of the instrumented run
+};
+
+struct runtime_report {
+  std::string error;       // CUDA error name and text, "timeout after N ms", or "worker crashed: signal"
+  int launch_index = -1;
+  std::string size;        // "M=4096 N=4096 K=4096"
+  bool context_lost = false;
+};
+
+// Error statistics of one output tensor at one size and seed.
+struct output_check {
+  std::string tensor;
+  std::string size;
+  uint64_t seed = 0;
+  bool hidden_seed = false;     // a seed the model never sees in feedback
+  int64_t elements = 0;
+  double max_abs_error = 0.0;
+  double max_rel_error = 0.0;
+  double rel_l2_error = 0.0;    // ||out-ref|| / ||ref||
+  double mismatch_fraction = 0.0;
+  int64_t nan_count = 0;
+  int64_t untouched_count = 0;  // still holding the poison pattern
+  std::string where;            // where the bad elements sit (rows, columns, tiles)
+  bool passed = false;
+};
+
+struct correctness_report {
+  std::vector<output_check> outputs;
+  bool guards_intact = true;     // no write outside any buffer
+  bool inputs_unchanged = true;
+  bool stable_across_calls = true;  // same inputs twice -> same output; fresh inputs -> fresh output
+  std::string note;
+};
+
+struct performance_report {
+  std::string size;
+  double candidate_ms = 0.0;        // median
+  double candidate_rel_spread = 0.0;  // relative standard deviation
+  int candidate_samples = 0;
+  double baseline_ms = 0.0;
+  double baseline_rel_spread = 0.0;
+  int baseline_samples = 0;
+  std::string baseline_name;        // e.g. "cuBLASLt (best of 8 heuristics)", "cuDNN SDPA"
+  double speedup = 0.0;             // baseline_ms / candidate_ms
+  double candidate_tflops = 0.0;
+  double baseline_tflops = 0.0;
+  double peak_tflops = 0.0;         // measured on this worker
+  double pct_of_peak = 0.0;
+  double floor_ms = 0.0;            // physical lower bound (bytes / bandwidth, FLOPs / peak)
+  bool below_floor = false;         // flagged, not celebrated
+  bool output_rechecked = false;
+  double threshold = 0.0;
+};
+
+struct evaluation_request {
+  task t;
+  std::string ptx;
+  std::string manifest_text;  // JSON text as the model wrote it
+  // Public seeds whose failures are described in feedback, plus one hidden seed.
+  std::vector<uint64_t> seeds{1, 2};
+  uint64_t hidden_seed = 0x5eed5eedULL;
+  bool run_gpu = true;          // false: stop after compile/static checks
+  bool run_timing = true;
+  double time_limit_ms = 10000;  // per launch, enforced by the worker watchdog
+  double timing_budget_ms = 1500;
+};
+
+struct evaluation_result {
+  stage verdict = stage::format;   // first failing stage; meaningful only when !passed
+  bool passed = false;             // every stage passed
+  std::string headline;            // one line: "compile: ptxas error at line 42 ..."
+  std::map<stage, stage_outcome> stages;
+  compile_report compile;
+  instruction_report instructions;
+  std::optional<runtime_report> runtime;
+  correctness_report correctness;
+  std::optional<performance_report> performance;
+  std::string evaluator_version;
+  std::string gpu;                 // "NVIDIA H200 (sm_90)" or "none"
+  double total_ms = 0.0;
+
+  // The three seed metrics of every result.
+  bool correct() const;                 // correctness stage passed
+  bool instructions_executed() const;   // instructions stage passed (dynamic proof)
+  std::optional<double> speedup() const;
+  // The furthest stage that passed, or nullopt if none.
+  std::optional<stage> furthest_passed() const;
+};
+
+nlohmann::json to_json(const evaluation_result& r);
+evaluation_result evaluation_result_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const evaluation_request& r);
+evaluation_request evaluation_request_from_json(const nlohmann::json& j);
+
+// The evaluator as the agent sees it. Implementations are thread-safe:
+// many trajectories call evaluate() at once.
+class evaluator {
+ public:
+  virtual ~evaluator() = default;
+  virtual evaluation_result evaluate(const evaluation_request& request) = 0;
+  virtual std::string version() const = 0;
+  virtual std::string gpu_description() const = 0;  // "none" when no GPU
+};
+
+}  // namespace ptxbench

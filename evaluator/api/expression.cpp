@@ -1,0 +1,194 @@
+#include "evaluator/api/expression.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace ptxbench {
+
+namespace {
+
+// Recursive-descent evaluator over a value type that is either int64 or double.
+template <typename T>
+class parser {
+ public:
+  parser(const std::string& text, const name_values& names, bool check_only)
+      : m_text(text), m_names(names), m_check_only(check_only) {}
+
+  T parse() {
+    T v = expr();
+    skip_space();
+    if (m_pos != m_text.size()) fail("unexpected '" + std::string(1, m_text[m_pos]) + "'");
+    return v;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw expression_error("expression \"" + m_text + "\": " + what + " at column " + std::to_string(m_pos + 1));
+  }
+  void skip_space() {
+    while (m_pos < m_text.size() && std::isspace(static_cast<unsigned char>(m_text[m_pos]))) ++m_pos;
+  }
+  bool accept(char c) {
+    skip_space();
+    if (m_pos < m_text.size() && m_text[m_pos] == c) {
+      ++m_pos;
+      return true;
+    }
+    return false;
+  }
+  void expect(char c) {
+    if (!accept(c)) fail(std::string("expected '") + c + "'");
+  }
+
+  T checked_mul(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      T r;
+      if (__builtin_mul_overflow(a, b, &r)) fail("integer overflow");
+      return r;
+    } else {
+      return a * b;
+    }
+  }
+  T checked_add(T a, T b, bool subtract) {
+    if constexpr (std::is_integral_v<T>) {
+      T r;
+      bool o = subtract ? __builtin_sub_overflow(a, b, &r) : __builtin_add_overflow(a, b, &r);
+      if (o) fail("integer overflow");
+      return r;
+    } else {
+      return subtract ? a - b : a + b;
+    }
+  }
+  T divide(T a, T b, bool remainder) {
+    if (b == 0) {
+      if (m_check_only) return 0;
+      fail("division by zero");
+    }
+    if constexpr (std::is_integral_v<T>) {
+      return remainder ? a % b : a / b;
+    } else {
+      return remainder ? std::fmod(a, b) : a / b;
+    }
+  }
+
+  T expr() {
+    T v = term();
+    for (;;) {
+      if (accept('+')) v = checked_add(v, term(), false);
+      else if (accept('-')) v = checked_add(v, term(), true);
+      else return v;
+    }
+  }
+  T term() {
+    T v = unary();
+    for (;;) {
+      if (accept('*')) v = checked_mul(v, unary());
+      else if (accept('/')) v = divide(v, unary(), false);
+      else if (accept('%')) v = divide(v, unary(), true);
+      else return v;
+    }
+  }
+  T unary() {
+    if (accept('-')) return checked_add(T(0), unary(), true);
+    if (accept('+')) return unary();
+    return primary();
+  }
+  T primary() {
+    skip_space();
+    if (m_pos >= m_text.size()) fail("unexpected end");
+    char c = m_text[m_pos];
+    if (accept('(')) {
+      T v = expr();
+      expect(')');
+      return v;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') return number();
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') return name_or_call();
+    fail("unexpected '" + std::string(1, c) + "'");
+  }
+  T number() {
+    size_t start = m_pos;
+    while (m_pos < m_text.size() && (std::isdigit(static_cast<unsigned char>(m_text[m_pos])) || m_text[m_pos] == '.'))
+      ++m_pos;
+    std::string s = m_text.substr(start, m_pos - start);
+    if constexpr (std::is_integral_v<T>) {
+      if (s.find('.') != std::string::npos) fail("decimal literal in an integer expression");
+      try {
+        return static_cast<T>(std::stoll(s));
+      } catch (...) {
+        fail("integer literal out of range");
+      }
+    } else {
+      return std::stod(s);
+    }
+  }
+  T name_or_call() {
+    size_t start = m_pos;
+    while (m_pos < m_text.size() &&
+           (std::isalnum(static_cast<unsigned char>(m_text[m_pos])) || m_text[m_pos] == '_'))
+      ++m_pos;
+    std::string name = m_text.substr(start, m_pos - start);
+    if (accept('(')) {
+      std::vector<T> args{expr()};
+      while (accept(',')) args.push_back(expr());
+      expect(')');
+      return call(name, args);
+    }
+    auto it = m_names.find(name);
+    if (it == m_names.end()) {
+      std::string known;
+      for (const auto& [k, v] : m_names) known += (known.empty() ? "" : ", ") + k;
+      m_pos = start;
+      fail("unknown name '" + name + "' (known: " + known + ")");
+    }
+    return static_cast<T>(it->second);
+  }
+  T call(const std::string& f, const std::vector<T>& a) {
+    auto arity = [&](size_t n) {
+      if (a.size() != n) fail(f + "() takes " + std::to_string(n) + " argument(s)");
+    };
+    if (f == "cdiv") {
+      arity(2);
+      if constexpr (std::is_integral_v<T>) {
+        if (a[1] == 0) return divide(a[0], a[1], false);
+        return (a[0] + a[1] - 1) / a[1];
+      } else {
+        return std::ceil(divide(a[0], a[1], false));
+      }
+    }
+    if (f == "min") return arity(2), std::min(a[0], a[1]);
+    if (f == "max") return arity(2), std::max(a[0], a[1]);
+    if (f == "sqrt" || f == "rsqrt") {
+      arity(1);
+      if constexpr (std::is_integral_v<T>) {
+        fail(f + "() is only allowed in real expressions (scalars)");
+      } else {
+        return f == "sqrt" ? std::sqrt(a[0]) : 1.0 / std::sqrt(a[0]);
+      }
+    }
+    fail("unknown function '" + f + "' (known: cdiv, min, max, sqrt, rsqrt)");
+  }
+
+  const std::string& m_text;
+  const name_values& m_names;
+  bool m_check_only;
+  size_t m_pos = 0;
+};
+
+}  // namespace
+
+int64_t eval_int(const std::string& expr, const name_values& names) {
+  return parser<int64_t>(expr, names, false).parse();
+}
+
+double eval_real(const std::string& expr, const name_values& names) {
+  return parser<double>(expr, names, false).parse();
+}
+
+void check_expression(const std::string& expr, const std::map<std::string, int64_t>& allowed) {
+  parser<int64_t>(expr, allowed, true).parse();
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,30 @@
+#pragma once
+// Size and scalar expressions of tasks and manifests: "cdiv(M,128)", "M*N*4",
+// "2*M*N*K", "1/sqrt(D)". Grammar: + - * / % with the usual precedence, unary
+// minus, parentheses, integer and decimal literals, names bound by the caller,
+// and the functions cdiv(a,b), min(a,b), max(a,b), sqrt(a), rsqrt(a).
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace ptxbench {
+
+struct expression_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+using name_values = std::map<std::string, int64_t>;
+
+// Evaluates in 64-bit integers: '/' truncates, '%' is the remainder.
+// Throws expression_error naming the expression and the problem (unknown name,
+// division by zero, overflow, syntax error with its column, real-only function).
+int64_t eval_int(const std::string& expr, const name_values& names);
+
+// Evaluates in double precision: '/' is real division.
+double eval_real(const std::string& expr, const name_values& names);
+
+// Checks syntax and that every name is in `allowed`; throws expression_error.
+void check_expression(const std::string& expr, const std::map<std::string, int64_t>& allowed);
+
+}  // namespace ptxbench

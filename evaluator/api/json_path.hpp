@@ -1,0 +1,47 @@
+#pragma once
+// Helpers that read typed fields from JSON and throw input_error naming the
+// JSON path of a missing or mistyped field ("tasks/x.json: $.sizes[1].M: expected integer").
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ptxbench {
+
+// A user-supplied document (task, manifest, config, reply) is malformed.
+struct input_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class json_reader {
+ public:
+  json_reader(const nlohmann::json& j, std::string path, std::string source = "")
+      : m_json(j), m_path(std::move(path)), m_source(std::move(source)) {}
+
+  const nlohmann::json& json() const { return m_json; }
+  const std::string& path() const { return m_path; }
+  bool has(const std::string& key) const;
+  json_reader at(const std::string& key) const;  // throws if missing
+  json_reader at(size_t index) const;
+  std::string get_string(const std::string& key) const;
+  std::string get_string(const std::string& key, const std::string& fallback) const;
+  int64_t get_int(const std::string& key) const;
+  int64_t get_int(const std::string& key, int64_t fallback) const;
+  double get_number(const std::string& key) const;
+  double get_number(const std::string& key, double fallback) const;
+  bool get_bool(const std::string& key, bool fallback) const;
+  std::vector<std::string> get_strings(const std::string& key) const;
+  void expect_object() const;
+  void expect_array() const;
+  // Throws for keys that are not in `known` (catches typos such as "shared_byte").
+  void reject_unknown(const std::vector<std::string>& known) const;
+  [[noreturn]] void fail(const std::string& message) const;
+  [[noreturn]] void fail_key(const std::string& key, const std::string& message) const;
+
+ private:
+  const nlohmann::json& m_json;
+  std::string m_path;
+  std::string m_source;
+};
+
+}  // namespace ptxbench

@@ -1,0 +1,22 @@
+#pragma once
+// Factory for the evaluator that runs on this host: compile and static checks
+// in-process, GPU stages in isolated worker processes (one per visible GPU).
+#include <memory>
+#include <string>
+
+#include "evaluation.hpp"
+
+namespace ptxbench {
+
+struct local_evaluator_options {
+  // "auto": start workers if a GPU is visible; "off": never (GPU stages not_run).
+  std::string gpu_mode = "auto";
+  std::string worker_path;  // ptxbench-worker executable; empty = next to the running binary
+  int max_gpus = 0;         // 0 = all visible
+};
+
+// Never throws for a missing GPU or driver: such an evaluator reports the GPU
+// stages as not run, with the reason. Throws for broken installs (nvJitLink missing).
+std::unique_ptr<evaluator> make_local_evaluator(const local_evaluator_options& options);
+
+}  // namespace ptxbench

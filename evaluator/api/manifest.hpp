@@ -1,0 +1,68 @@
+#pragma once
+// The launch manifest that comes with a candidate's PTX (DESIGN.md,
+// "Candidate"): how to launch each kernel and what each parameter binds to.
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ptxbench {
+
+struct task;
+
+enum class binding_kind { buffer, size, scalar, tensor_map, constant };
+const char* to_string(binding_kind k);
+
+struct tensor_map_spec {
+  std::string tensor;                   // task tensor (or scratch buffer) it describes
+  std::vector<int64_t> box;             // innermost dimension first, as cuTensorMapEncodeTiled
+  std::string swizzle = "none";         // none | 32B | 64B | 128B
+  // Optional view of the tensor as another row-major shape (outermost first,
+  // expressions over sizes), e.g. Q [B,H,S,D] seen as ["B*H*S","D"].
+  std::vector<std::string> view;
+  std::string l2_promotion = "none";    // none | 64B | 128B | 256B
+};
+
+struct param_binding {
+  binding_kind kind = binding_kind::buffer;
+  std::string name;  // tensor/scratch name, size name or scalar name
+  tensor_map_spec map;  // kind == tensor_map
+  // kind == constant: a literal; is_float selects how it is written.
+  double const_value = 0.0;
+  bool const_is_float = false;
+};
+
+struct launch_spec {
+  std::string kernel;
+  std::array<std::string, 3> grid{"1", "1", "1"};   // expressions over sizes
+  std::array<std::string, 3> block{"1", "1", "1"};
+  std::string shared_bytes = "0";                   // dynamic shared memory
+  std::array<std::string, 3> cluster{"1", "1", "1"};
+  std::vector<param_binding> params;
+};
+
+struct scratch_spec {
+  std::string name;
+  std::string bytes;       // expression over sizes
+  std::string init = "zero";  // zero | poison
+};
+
+struct manifest {
+  std::vector<launch_spec> launches;
+  std::vector<scratch_spec> scratch;
+};
+
+// Parses a manifest. Throws input_error with the JSON path of the first bad
+// field ("$.launches[0].params[3]: unknown binding 'bufer'").
+manifest parse_manifest(const nlohmann::json& j);
+manifest parse_manifest_text(const std::string& text);
+nlohmann::json manifest_to_json(const manifest& m);
+
+// Checks the manifest's names and expressions against the task (tensor, size,
+// scalar and scratch names exist; expressions parse and evaluate at every size;
+// block and cluster are positive). Returns human-readable problems; empty = ok.
+std::vector<std::string> check_manifest_against_task(const manifest& m, const task& t);
+
+}  // namespace ptxbench

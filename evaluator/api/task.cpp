@@ -1,0 +1,279 @@
+#include "evaluator/api/task.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "evaluator/api/expression.hpp"
+#include "evaluator/api/json_path.hpp"
+
+namespace ptxbench {
+
+const char* to_string(dtype t) {
+  switch (t) {
+    case dtype::bf16: return "bf16";
+    case dtype::fp16: return "fp16";
+    case dtype::fp8_e4m3: return "fp8_e4m3";
+    case dtype::fp32: return "fp32";
+    case dtype::i32: return "i32";
+  }
+  return "?";
+}
+
+dtype parse_dtype(const std::string& s) {
+  for (dtype t : {dtype::bf16, dtype::fp16, dtype::fp8_e4m3, dtype::fp32, dtype::i32})
+    if (s == to_string(t)) return t;
+  throw input_error("unknown dtype '" + s + "' (known: bf16, fp16, fp8_e4m3, fp32, i32)");
+}
+
+int dtype_bytes(dtype t) {
+  switch (t) {
+    case dtype::fp8_e4m3: return 1;
+    case dtype::bf16:
+    case dtype::fp16: return 2;
+    case dtype::fp32:
+    case dtype::i32: return 4;
+  }
+  return 0;
+}
+
+const tensor_spec* task::find_tensor(const std::string& name) const {
+  for (const auto& t : tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+const size_point& task::timed_size() const {
+  for (const auto& s : sizes)
+    if (s.timed) return s;
+  return sizes.front();
+}
+
+std::vector<std::string> task::size_names() const {
+  std::vector<std::string> names;
+  if (!sizes.empty())
+    for (const auto& [k, v] : sizes.front().values) names.push_back(k);
+  return names;
+}
+
+const tolerance& task::tolerance_for(const std::string& tensor) const {
+  auto it = tolerances.find(tensor);
+  if (it != tolerances.end()) return it->second;
+  return tolerances.at("default");
+}
+
+namespace {
+
+tolerance parse_tolerance(const json_reader& r) {
+  r.expect_object();
+  r.reject_unknown({"atol", "rtol", "max_mismatch_fraction"});
+  tolerance t;
+  t.atol = r.get_number("atol");
+  t.rtol = r.get_number("rtol");
+  t.max_mismatch_fraction = r.get_number("max_mismatch_fraction", 0.0);
+  if (t.atol < 0 || t.rtol < 0 || t.max_mismatch_fraction < 0 || t.max_mismatch_fraction > 1)
+    r.fail("tolerances must be non-negative and max_mismatch_fraction at most 1");
+  return t;
+}
+
+std::vector<size_point> parse_sizes(const json_reader& r) {
+  r.expect_array();
+  if (r.json().empty()) r.fail("a task needs at least one size");
+  std::vector<size_point> sizes;
+  for (size_t i = 0; i < r.json().size(); ++i) {
+    auto e = r.at(i);
+    e.expect_object();
+    size_point p;
+    for (auto it = e.json().begin(); it != e.json().end(); ++it) {
+      if (it.key() == "timed") {
+        p.timed = e.get_bool("timed", false);
+        continue;
+      }
+      int64_t v = e.get_int(it.key());
+      if (v <= 0) e.fail_key(it.key(), "sizes must be positive");
+      p.values[it.key()] = v;
+    }
+    if (!sizes.empty()) {
+      for (const auto& [k, v] : sizes.front().values)
+        if (!p.values.count(k)) e.fail_key(k, "missing (every size must give the same names)");
+      if (p.values.size() != sizes.front().values.size()) e.fail("every size must give the same names");
+    }
+    sizes.push_back(p);
+  }
+  return sizes;
+}
+
+}  // namespace
+
+task parse_task(const nlohmann::json& j, const std::string& source) {
+  json_reader r(j, "$", source);
+  r.expect_object();
+  r.reject_unknown({"id", "family", "arch", "title", "statement", "tensors", "sizes", "scalars", "flops",
+                    "reference", "baseline", "target_instructions", "tolerance", "speedup_threshold", "causal",
+                    "runs_on_hopper", "notes"});
+  task t;
+  t.id = r.get_string("id");
+  if (t.id.empty() || t.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+    r.fail_key("id", "must be non-empty lower-case letters, digits and '_'");
+  t.family = r.get_string("family");
+  if (t.family != "gemm" && t.family != "attention_fwd" && t.family != "attention_bwd")
+    r.fail_key("family", "unknown family '" + t.family + "' (known: gemm, attention_fwd, attention_bwd)");
+  t.arch = r.get_string("arch");
+  if (t.arch.rfind("sm_", 0) != 0) r.fail_key("arch", "expected an architecture such as sm_90a");
+  t.title = r.get_string("title", t.id);
+  t.statement = r.get_string("statement");
+  t.sizes = parse_sizes(r.at("sizes"));
+  auto names = size_values(t.sizes.front());
+
+  auto tensors = r.at("tensors");
+  tensors.expect_object();
+  for (auto it = tensors.json().begin(); it != tensors.json().end(); ++it) {
+    auto e = tensors.at(it.key());
+    e.reject_unknown({"dtype", "shape", "role"});
+    tensor_spec ts;
+    ts.name = it.key();
+    try {
+      ts.type = parse_dtype(e.get_string("dtype"));
+    } catch (const input_error& err) {
+      e.fail_key("dtype", err.what());
+    }
+    ts.shape = e.get_strings("shape");
+    if (ts.shape.empty()) e.fail_key("shape", "must have at least one dimension");
+    for (size_t i = 0; i < ts.shape.size(); ++i) {
+      try {
+        check_expression(ts.shape[i], names);
+      } catch (const expression_error& err) {
+        e.at("shape").at(i).fail(err.what());
+      }
+    }
+    std::string role = e.get_string("role");
+    if (role != "input" && role != "output") e.fail_key("role", "must be input or output");
+    ts.role = role == "input" ? tensor_role::input : tensor_role::output;
+    t.tensors.push_back(ts);
+  }
+  if (std::none_of(t.tensors.begin(), t.tensors.end(), [](auto& x) { return x.role == tensor_role::output; }))
+    tensors.fail("a task needs at least one output tensor");
+
+  if (r.has("scalars")) {
+    auto sc = r.at("scalars");
+    sc.expect_object();
+    for (auto it = sc.json().begin(); it != sc.json().end(); ++it) {
+      std::string e = sc.get_string(it.key());
+      try {
+        eval_real(e, names);
+      } catch (const expression_error& err) {
+        sc.fail_key(it.key(), err.what());
+      }
+      t.scalars[it.key()] = e;
+    }
+  }
+  t.flops = r.get_string("flops");
+  try {
+    check_expression(t.flops, names);
+  } catch (const expression_error& err) {
+    r.fail_key("flops", err.what());
+  }
+  t.reference = r.get_string("reference");
+  t.baseline = r.get_string("baseline");
+  t.target_instructions = r.get_strings("target_instructions");
+  auto tol = r.at("tolerance");
+  tol.expect_object();
+  if (tol.has("atol")) {
+    t.tolerances["default"] = parse_tolerance(tol);
+  } else {
+    for (auto it = tol.json().begin(); it != tol.json().end(); ++it) {
+      if (it.key() != "default" && !t.find_tensor(it.key()))
+        tol.fail_key(it.key(), "not a tensor of this task");
+      t.tolerances[it.key()] = parse_tolerance(tol.at(it.key()));
+    }
+    if (!t.tolerances.count("default")) tol.fail_key("default", "missing");
+  }
+  t.speedup_threshold = r.get_number("speedup_threshold");
+  t.causal = r.get_bool("causal", false);
+  t.runs_on_hopper = r.get_bool("runs_on_hopper", true);
+  t.notes = r.get_string("notes", "");
+  return t;
+}
+
+task load_task_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw input_error(path.string() + ": cannot open");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw input_error(path.string() + ": invalid JSON: " + e.what());
+  }
+  task t = parse_task(j, path.string());
+  t.source = path;
+  return t;
+}
+
+std::vector<task> load_task_dir(const std::filesystem::path& dir) {
+  if (!std::filesystem::is_directory(dir)) throw input_error(dir.string() + ": not a folder of tasks");
+  std::vector<task> tasks;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ".json") tasks.push_back(load_task_file(e.path()));
+  std::sort(tasks.begin(), tasks.end(), [](const task& a, const task& b) { return a.id < b.id; });
+  for (size_t i = 1; i < tasks.size(); ++i)
+    if (tasks[i].id == tasks[i - 1].id)
+      throw input_error(tasks[i].source.string() + ": duplicate task id '" + tasks[i].id + "'");
+  return tasks;
+}
+
+nlohmann::json task_to_json(const task& t) {
+  nlohmann::json j;
+  j["id"] = t.id;
+  j["family"] = t.family;
+  j["arch"] = t.arch;
+  j["title"] = t.title;
+  j["statement"] = t.statement;
+  j["tensors"] = nlohmann::json::object();
+  for (const auto& ts : t.tensors)
+    j["tensors"][ts.name] = {{"dtype", to_string(ts.type)},
+                             {"shape", ts.shape},
+                             {"role", ts.role == tensor_role::input ? "input" : "output"}};
+  j["sizes"] = nlohmann::json::array();
+  for (const auto& s : t.sizes) {
+    nlohmann::json e(s.values);
+    if (s.timed) e["timed"] = true;
+    j["sizes"].push_back(e);
+  }
+  if (!t.scalars.empty()) j["scalars"] = t.scalars;
+  j["flops"] = t.flops;
+  j["reference"] = t.reference;
+  j["baseline"] = t.baseline;
+  j["target_instructions"] = t.target_instructions;
+  j["tolerance"] = nlohmann::json::object();
+  for (const auto& [k, v] : t.tolerances)
+    j["tolerance"][k] = {{"atol", v.atol}, {"rtol", v.rtol}, {"max_mismatch_fraction", v.max_mismatch_fraction}};
+  j["speedup_threshold"] = t.speedup_threshold;
+  j["causal"] = t.causal;
+  j["runs_on_hopper"] = t.runs_on_hopper;
+  j["notes"] = t.notes;
+  return j;
+}
+
+std::map<std::string, int64_t> size_values(const size_point& s) { return s.values; }
+
+int64_t tensor_elements(const tensor_spec& t, const size_point& s) {
+  int64_t n = 1;
+  for (const auto& d : t.shape) n *= eval_int(d, s.values);
+  return n;
+}
+
+std::map<std::string, double> scalar_values(const task& t, const size_point& s) {
+  std::map<std::string, double> out;
+  for (const auto& [k, e] : t.scalars) out[k] = eval_real(e, s.values);
+  return out;
+}
+
+double task_flops(const task& t, const size_point& s) { return eval_real(t.flops, s.values); }
+
+std::string describe_size(const size_point& s) {
+  std::string out;
+  for (const auto& [k, v] : s.values) out += (out.empty() ? "" : " ") + k + "=" + std::to_string(v);
+  return out;
+}
+
+}  // namespace ptxbench

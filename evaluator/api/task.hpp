@@ -1,0 +1,90 @@
+#pragma once
+// A task fixes the mathematics, data layout, sizes, target architecture and the
+// instructions to use (DESIGN.md, "Tasks"). It does not fix the kernel's
+// parameter list: the candidate's manifest binds parameters to these tensors.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ptxbench {
+
+enum class dtype { bf16, fp16, fp8_e4m3, fp32, i32 };
+enum class tensor_role { input, output };
+
+const char* to_string(dtype t);
+dtype parse_dtype(const std::string& s);  // throws input_error
+int dtype_bytes(dtype t);
+
+struct tensor_spec {
+  std::string name;
+  dtype type = dtype::bf16;
+  std::vector<std::string> shape;  // outermost first, row-major; entries are size names or expressions
+  tensor_role role = tensor_role::input;
+};
+
+// One point of the task's size grid, e.g. {M:4096,N:4096,K:4096}. The timed
+// size is the one performance is measured at; every size is checked for correctness.
+struct size_point {
+  std::map<std::string, int64_t> values;
+  bool timed = false;
+};
+
+struct tolerance {
+  double atol = 0.0;
+  double rtol = 0.0;
+  // Fraction of elements allowed outside atol + rtol*|ref| (0: none).
+  double max_mismatch_fraction = 0.0;
+};
+
+struct task {
+  std::string id;
+  std::string family;  // gemm | attention_fwd | attention_bwd
+  std::string arch;    // sm_90a, sm_100a
+  std::string title;
+  std::string statement;  // precise mathematical statement shown to the model
+  std::vector<tensor_spec> tensors;  // in declaration order
+  std::vector<size_point> sizes;
+  std::map<std::string, std::string> scalars;  // name -> real expression over sizes, e.g. scale -> "rsqrt(D)"
+  std::string flops;                           // integer expression over sizes
+  std::string reference;                       // gemm | attention_fwd | attention_bwd
+  std::string baseline;                        // cublaslt | cudnn_sdpa_fwd | cudnn_sdpa_bwd
+  std::vector<std::string> target_instructions;  // PTX opcode prefixes, e.g. "wgmma.mma_async"
+  // "default" plus optional per-tensor overrides. The JSON may give a single
+  // {atol, rtol} (the default) or {"default": {...}, "LSE": {...}}.
+  std::map<std::string, tolerance> tolerances;
+  const tolerance& tolerance_for(const std::string& tensor) const;
+  double speedup_threshold = 0.0;
+  bool causal = false;  // attention only
+  // False when the task's arch cannot run on the evaluating GPU family in this
+  // suite (sm_100a on a Hopper machine): only format, compile and static checks run.
+  bool runs_on_hopper = true;
+  std::string notes;  // architecture notes for the prompt
+  std::filesystem::path source;  // file it was loaded from, if any
+
+  const tensor_spec* find_tensor(const std::string& name) const;
+  const size_point& timed_size() const;  // first size with timed=true, else the first
+  std::vector<std::string> size_names() const;
+};
+
+// Parses a task document. Throws input_error naming `source` and the JSON path
+// of the first bad field (unknown dtype, shape name not in sizes, missing id...).
+task parse_task(const nlohmann::json& j, const std::string& source = "");
+task load_task_file(const std::filesystem::path& path);
+// Loads every *.json directly in `dir`, sorted by id. Throws on the first bad file.
+std::vector<task> load_task_dir(const std::filesystem::path& dir);
+nlohmann::json task_to_json(const task& t);
+
+// Number of elements of tensor `t` at size `s` (product of its shape).
+int64_t tensor_elements(const tensor_spec& t, const size_point& s);
+std::map<std::string, int64_t> size_values(const size_point& s);
+// Scalars (e.g. scale) evaluated at size `s`.
+std::map<std::string, double> scalar_values(const task& t, const size_point& s);
+double task_flops(const task& t, const size_point& s);
+// "M=4096 N=4096 K=4096" (names in sorted order).
+std::string describe_size(const size_point& s);
+
+}  // namespace ptxbench

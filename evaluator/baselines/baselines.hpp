@@ -1,0 +1,44 @@
+#pragma once
+// Frontier-library baselines, timed in the worker next to the candidate.
+// All work is on the caller's current CUDA context and the given stream; device
+// pointers are raw. Failure to set up a baseline is a value (available=false,
+// why_not), so a result can say which baseline ran or why none did.
+#include <cuda.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "evaluator/api/task.hpp"
+
+namespace ptxbench {
+
+class baseline {
+ public:
+  virtual ~baseline() = default;
+  virtual bool available() const = 0;
+  virtual std::string why_not() const = 0;
+  virtual std::string name() const = 0;  // e.g. "cuBLASLt (best of 8 heuristic algorithms)", "cuDNN 9.x SDPA forward"
+  // Runs once, asynchronously on `stream`. Buffers are given by task tensor name.
+  virtual void run(CUstream stream) = 0;
+};
+
+struct baseline_buffers {
+  // Device pointers by task tensor name (A, B, C / Q, K, V, O, LSE / dO, dQ, dK, dV).
+  std::map<std::string, CUdeviceptr> tensors;
+};
+
+// GEMM C = A·Bᵀ (A M×K, B N×K row-major; bf16, fp16 or fp8-e4m3 inputs; bf16 C)
+// through cuBLASLt: asks the heuristic for several algorithms, times each, keeps the fastest.
+std::unique_ptr<baseline> make_gemm_baseline(const task& t, const size_point& s, const baseline_buffers& b,
+                                             CUstream stream);
+// Attention forward / backward through cuDNN's fused SDPA (graph API), or the
+// fastest available alternative, saying which.
+std::unique_ptr<baseline> make_attention_baseline(const task& t, const size_point& s, const baseline_buffers& b,
+                                                  CUstream stream);
+// Dispatch on task.baseline.
+std::unique_ptr<baseline> make_baseline(const task& t, const size_point& s, const baseline_buffers& b,
+                                        CUstream stream);
+
+}  // namespace ptxbench

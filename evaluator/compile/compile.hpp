@@ -1,0 +1,112 @@
+#pragma once
+// Compile and static checks: everything about a candidate that needs no GPU.
+// nvJitLink turns PTX into the cubin that is later loaded, disassembled and
+// profiled (the same bytes); the PTX text and the SASS are scanned for the
+// task's target instructions. Candidate problems are values; only broken
+// infrastructure (nvJitLink missing) throws.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "evaluator/api/evaluation.hpp"
+#include "evaluator/api/manifest.hpp"
+#include "evaluator/api/task.hpp"
+
+namespace ptxbench {
+
+struct compiled_module {
+  bool ok = false;
+  std::vector<char> cubin;  // ELF bytes for the task's arch; empty when !ok
+  compile_report report;    // log, diagnostics with quoted PTX lines, resources per kernel
+  double time_ms = 0.0;
+};
+
+// Compiles with nvJitLink for `arch` (e.g. "sm_90a") with verbose ptxas output.
+// Thread-safe. Works without a GPU or driver.
+compiled_module compile_ptx(const std::string& ptx, const std::string& arch);
+
+// A kernel parameter as declared in the PTX `.entry` header.
+struct ptx_param {
+  std::string name;
+  std::string type;     // .u64, .b32, .f32, .b8 ...
+  int size_bytes = 0;   // total size (element size × array length)
+  int align = 0;        // .align N if given, else the element size
+  int array_length = 0; // 0 when not an array
+};
+
+struct ptx_entry {
+  std::string name;
+  std::vector<ptx_param> params;
+  int line = 0;  // 1-based line of the .entry directive
+  // Per-entry performance directives, when present (.maxntid, .reqntid, .minnctapersm, .maxnreg, .reqnctapercluster)
+  // Keys keep the dot (".maxntid"); values are the operands without spaces ("256,1,1").
+  std::map<std::string, std::string> directives;
+};
+
+// Parses every `.entry` (and `.visible .entry`) header of the PTX text.
+// Tolerates comments and Triton/nvcc-style formatting. Never throws.
+std::vector<ptx_entry> parse_ptx_entries(const std::string& ptx);
+
+// Checks each launch against the PTX entries before anything runs: the kernel
+// exists, parameter count matches, each binding's width matches the declared
+// width (buffer: 8 bytes; size: 4 or 8; scalar f32: 4; tensor_map: 128 bytes
+// aligned 64; const: the declared width). Returns one message per problem,
+// written for the model ("launch 0 (gemm_kernel): param 3 'p3' is .u32 (4 bytes)
+// but binds tensor_map A, which needs .param .align 64 .b8 p3[128]").
+std::vector<std::string> check_manifest_against_ptx(const manifest& m, const std::vector<ptx_entry>& entries,
+                                                    const task& t);
+
+// One SASS instruction of the cubin.
+struct sass_instruction {
+  std::string function;  // kernel (or device function) name
+  uint64_t offset = 0;   // byte offset in the function's code, as CUPTI reports PCs
+  std::string opcode;    // base opcode without modifiers or predicate, e.g. HGMMA, UTMALDG
+  std::string text;      // full instruction text
+};
+
+struct sass_listing {
+  bool available = false;       // false when no disassembler could be run
+  std::string source;           // "nvdisasm --emit-json", "nvdisasm", ...
+  std::string error;            // why it is unavailable
+  std::vector<sass_instruction> instructions;
+  std::map<std::string, int> opcode_counts;
+};
+
+// Disassembles the cubin with nvdisasm (found via $PTXBENCH_NVDISASM, PATH,
+// /usr/local/cuda/bin, or the nvidia-cuda-nvdisasm Python wheel). Never throws.
+sass_listing disassemble(const std::vector<char>& cubin);
+
+// The nvdisasm disassemble() would run, found as described there; "" when none.
+std::string nvdisasm_path();
+
+// The PTX -> SASS opcode table for an architecture (data, from
+// evaluator/compile/sass_table.json), e.g. wgmma.mma_async -> {HGMMA, QGMMA}.
+struct sass_mapping {
+  std::string ptx;
+  std::vector<std::string> sass_opcodes;
+  bool is_math = false;
+  // Longer PTX opcodes that start with `ptx` but are other instructions (for
+  // cp.async: cp.async.bulk, cp.async.wait_group, ...); not counted as `ptx`.
+  std::vector<std::string> ptx_excludes;
+  // FLOPs one executed warp-level instance of each SASS opcode performs, where
+  // it is a math instruction whose shape is in its text (filled per instruction).
+};
+std::vector<sass_mapping> sass_table(const std::string& arch);
+
+// Whether `inst` is an instance of a table opcode: the table opcode equals the
+// instruction's full opcode or a prefix of it ending at a '.', so
+// "SYNCS.PHASECHK" matches "SYNCS.PHASECHK.TRANS64.TRYWAIT" and "HGMMA"
+// matches "HGMMA.64x128x16.F32.BF16". Use it to map executed PCs to targets.
+bool sass_opcode_matches(const sass_instruction& inst, const std::string& table_opcode);
+
+// FLOPs performed by one warp-level execution of a math SASS instruction, from
+// its text (e.g. "HGMMA.64x256x16.F32.BF16" -> 2*64*256*16 / 4 warps). 0 when
+// not a math instruction or unknown.
+double sass_instruction_flops(const sass_instruction& inst);
+
+// Static part of the instructions stage: counts of each target in the PTX
+// (comments ignored) and in the SASS. Sets static_passed; dynamic fields stay -1.
+instruction_report static_instruction_check(const task& t, const std::string& ptx, const sass_listing& sass);
+
+}  // namespace ptxbench

@@ -1,0 +1,35 @@
+#pragma once
+// Executed-instruction counts per SASS PC through CUPTI's SASS metrics
+// (smsp__sass_inst_executed), for the instructions stage's dynamic proof.
+// This is a separate instrumented pass: it perturbs timing and is never used
+// while timing. If CUPTI cannot count on this machine, the caller reports the
+// stage as unverified, never as passed.
+#include <cuda.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ptxbench {
+
+struct sass_pc_count {
+  std::string function;   // kernel name as in the cubin
+  uint64_t pc_offset = 0; // byte offset inside the function, comparable with nvdisasm offsets
+  uint64_t executed = 0;  // warp-level executions (smsp__sass_inst_executed)
+};
+
+struct sass_count_result {
+  bool ok = false;
+  std::string error;  // why counting failed
+  std::vector<sass_pc_count> counts;
+};
+
+// Runs `work` (which may load the module and must launch the kernels and
+// synchronise) with SASS instrumentation enabled on `context`, and returns
+// counts per PC for every kernel launched. See the implementation file for
+// whether the module must be loaded inside `work`.
+sass_count_result count_executed_sass(CUcontext context, const std::function<void()>& work);
+
+}  // namespace ptxbench

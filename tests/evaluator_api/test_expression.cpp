@@ -1,0 +1,51 @@
+#include <doctest/doctest.h>
+
+#include "evaluator/api/expression.hpp"
+
+using namespace ptxbench;
+
+TEST_CASE("integer expressions follow precedence and the manifest's functions") {
+  name_values n{{"M", 4096}, {"N", 384}, {"K", 1000}};
+  CHECK(eval_int("cdiv(M,128)", n) == 32);
+  CHECK(eval_int("cdiv(K,128)", n) == 8);
+  CHECK(eval_int("M*N*4", n) == 4096LL * 384 * 4);
+  CHECK(eval_int("2 + 3 * 4", n) == 14);
+  CHECK(eval_int("(2 + 3) * 4", n) == 20);
+  CHECK(eval_int("K / 3", n) == 333);
+  CHECK(eval_int("K % 128", n) == 104);
+  CHECK(eval_int("-N + 400", n) == 16);
+  CHECK(eval_int("min(M, N) + max(M, N)", n) == 4096 + 384);
+  CHECK(eval_int("2*M*N*K", n) == 2LL * 4096 * 384 * 1000);
+}
+
+TEST_CASE("real expressions give scalars such as the softmax scale") {
+  CHECK(eval_real("rsqrt(D)", {{"D", 128}}) == doctest::Approx(0.08838834764));
+  CHECK(eval_real("1/sqrt(D)", {{"D", 64}}) == doctest::Approx(0.125));
+  CHECK(eval_real("K / 3", {{"K", 10}}) == doctest::Approx(3.3333333));
+}
+
+TEST_CASE("expression errors name the expression, the problem and the column") {
+  name_values n{{"M", 4}};
+  auto message = [&](const std::string& e) {
+    try {
+      eval_int(e, n);
+    } catch (const expression_error& err) {
+      return std::string(err.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message("cdiv(M,Q)").find("unknown name 'Q'") != std::string::npos);
+  CHECK(message("cdiv(M,Q)").find("known: M") != std::string::npos);
+  CHECK(message("M/0").find("division by zero") != std::string::npos);
+  CHECK(message("M +").find("unexpected end") != std::string::npos);
+  CHECK(message("M ) ").find("column 3") != std::string::npos);
+  CHECK(message("foo(M)").find("unknown function 'foo'") != std::string::npos);
+  CHECK(message("sqrt(M)").find("only allowed in real expressions") != std::string::npos);
+  CHECK(message("9223372036854775807 * 2").find("overflow") != std::string::npos);
+  CHECK(message("1.5*M").find("decimal literal") != std::string::npos);
+}
+
+TEST_CASE("check_expression accepts known names and rejects unknown ones") {
+  CHECK_NOTHROW(check_expression("cdiv(M,128)*2", {{"M", 1}}));
+  CHECK_THROWS_AS(check_expression("cdiv(X,128)", {{"M", 1}}), expression_error);
+}

@@ -1,0 +1,83 @@
+#include <doctest/doctest.h>
+
+#include "evaluator/api/json_path.hpp"
+#include "evaluator/api/manifest.hpp"
+#include "evaluator/api/task.hpp"
+
+using namespace ptxbench;
+
+namespace {
+const char* good = R"J({
+  "launches": [{
+    "kernel": "gemm_kernel",
+    "grid": ["cdiv(N,256)", "cdiv(M,128)", 1], "block": [384, 1, 1],
+    "shared_bytes": 197632, "cluster": [2, 1, 1],
+    "params": [
+      {"tensor_map": {"tensor": "A", "box": [64, 128], "swizzle": "128B"}},
+      {"tensor_map": {"tensor": "B", "box": [64, 256], "swizzle": "128B"}},
+      {"buffer": "C"}, {"size": "M"}, {"size": "N"}, {"size": "K"}, {"const": 0}, {"buffer": "workspace"}
+    ]
+  }],
+  "scratch": [{"name": "workspace", "bytes": "M*N*4", "init": "zero"}]
+})J";
+
+task gemm_task() {
+  return load_task_file(std::string(PTXBENCH_SOURCE_DIR) + "/tasks/gemm_bf16_wgmma_tma.json");
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_manifest_text(text);
+  } catch (const input_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+}  // namespace
+
+TEST_CASE("the DESIGN.md manifest parses and matches the task") {
+  manifest m = parse_manifest_text(good);
+  REQUIRE(m.launches.size() == 1);
+  const auto& l = m.launches[0];
+  CHECK(l.grid[0] == "cdiv(N,256)");
+  CHECK(l.grid[2] == "1");
+  CHECK(l.cluster[0] == "2");
+  CHECK(l.params[0].kind == binding_kind::tensor_map);
+  CHECK(l.params[0].map.box == std::vector<int64_t>{64, 128});
+  CHECK(l.params[6].kind == binding_kind::constant);
+  CHECK(m.scratch[0].bytes == "M*N*4");
+  CHECK(check_manifest_against_task(m, gemm_task()).empty());
+  CHECK(parse_manifest(manifest_to_json(m)).launches[0].params.size() == 8);  // round trip
+}
+
+TEST_CASE("manifest errors give the JSON path") {
+  CHECK(error_of("{").find("not valid JSON") != std::string::npos);
+  CHECK(error_of(R"J({"launches": []})J").find("$.launches: at least one launch") != std::string::npos);
+  CHECK(error_of(R"J({"launches": [{"kernel": "k", "grid": [1], "block": [1], "params": [{"bufer": "A"}]}]})J")
+            .find("$.launches[0].params[0].bufer: unknown binding") != std::string::npos);
+  CHECK(error_of(R"J({"launches": [{"kernel": "k", "grid": [1.5], "block": [1], "params": []}]})J")
+            .find("$.launches[0].grid[0]") != std::string::npos);
+  CHECK(error_of(R"J({"launches": [{"kernel": "k", "grid": [1], "block": [1], "params": [], "shared_byte": 5}]})J")
+            .find("$.launches[0].shared_byte: unknown field") != std::string::npos);
+  CHECK(error_of(R"J({"launches": [{"kernel": "k", "grid": [1], "block": [1], "params": [{"tensor_map": {"tensor": "A", "box": [64, 999]}}]}]})J")
+            .find("box dimensions are integers from 1 to 256") != std::string::npos);
+  CHECK(error_of(R"J({"launches": [{"kernel": "k", "grid": [1], "block": [1], "params": [{"buffer": "A", "size": "M"}]}]})J")
+            .find("exactly one of") != std::string::npos);
+}
+
+TEST_CASE("checks against the task catch unknown names and impossible values at every size") {
+  auto problems = [&](const std::string& text) { return check_manifest_against_task(parse_manifest_text(text), gemm_task()); };
+  auto p = problems(R"J({"launches": [{"kernel": "k", "grid": ["cdiv(N,256)"], "block": [128], "params": [{"buffer": "D"}, {"size": "Q"}, {"scalar": "scale"}]}]})J");
+  REQUIRE(p.size() == 3);
+  CHECK(p[0].find("buffer 'D' is neither a task tensor nor a scratch buffer") != std::string::npos);
+  CHECK(p[1].find("'Q' is not a size") != std::string::npos);
+  CHECK(p[2].find("'scale' is not a scalar") != std::string::npos);
+  p = problems(R"J({"launches": [{"kernel": "k", "grid": ["N-4096"], "block": [128], "params": []}]})J");
+  CHECK_FALSE(p.empty());
+  CHECK(p[0].find("grid.x = 0") != std::string::npos);
+  p = problems(R"J({"launches": [{"kernel": "k", "grid": [1], "block": [1], "params": [{"tensor_map": {"tensor": "A", "box": [128, 128], "swizzle": "128B"}}]}]})J");
+  REQUIRE(p.size() == 1);
+  CHECK(p[0].find("at most 128 bytes") != std::string::npos);
+  p = problems(R"J({"launches": [{"kernel": "k", "grid": [1], "block": [1], "params": [{"tensor_map": {"tensor": "A", "box": [64, 64, 2]}}]}]})J");
+  CHECK(p[0].find("box has 3 dimensions") != std::string::npos);
+}
