@@ -91,6 +91,8 @@ struct embedded_endpoint::impl {
   int port = 0;
   std::atomic<double> latency_ms{0.0};
   std::atomic<int> served{0};
+  std::atomic<int> in_flight{0};
+  std::atomic<int> max_in_flight{0};
   std::mutex mutex;
   std::map<std::pair<std::string, int>, int> counters;
 
@@ -141,8 +143,12 @@ struct embedded_endpoint::impl {
         res.set_content(nlohmann::json{{"error", {{"message", error}}}}.dump(), "application/json");
         return;
       }
+      int now = ++in_flight;
+      for (int seen = max_in_flight.load(); now > seen && !max_in_flight.compare_exchange_weak(seen, now);) {
+      }
       double delay = latency_ms.load();
       if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(delay));
+      --in_flight;
       int prompt_chars = 0;
       for (const auto& m : body["messages"])
         if (m.contains("content") && m["content"].is_string()) prompt_chars += m["content"].get<std::string>().size();
@@ -201,5 +207,6 @@ std::string embedded_endpoint::base_url() const { return "http://127.0.0.1:" + s
 int embedded_endpoint::port() const { return m_impl->port; }
 void embedded_endpoint::set_latency_ms(double ms) { m_impl->latency_ms = ms; }
 int embedded_endpoint::requests_served() const { return m_impl->served.load(); }
+int embedded_endpoint::max_in_flight() const { return m_impl->max_in_flight.load(); }
 
 }  // namespace ptxbench

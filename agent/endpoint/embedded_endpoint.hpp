@@ -46,6 +46,8 @@ class embedded_endpoint {
   int port() const;
   void set_latency_ms(double ms);
   int requests_served() const;
+  // The most requests that were being answered at one moment (overlap evidence).
+  int max_in_flight() const;
   void stop();
 
  private:

@@ -1,0 +1,79 @@
+#include <string_view>
+
+#include "agent/llm/wire_format.hpp"
+
+namespace ptxbench::llm_detail {
+
+namespace {
+constexpr size_t max_quoted_body_chars = 300;
+
+std::string shorten(std::string s) {
+  if (s.size() > max_quoted_body_chars) {
+    s.resize(max_quoted_body_chars);
+    s += "...";
+  }
+  return s;
+}
+
+// nlohmann's what() reads "[json.exception.parse_error.101] parse error at
+// line 1, column 5: syntax error while parsing value - ..."; the byte offset
+// is reported separately, so keep only the reason after the position.
+std::string parse_reason(const std::string& what) {
+  size_t column = what.find("column");
+  size_t colon = what.find(": ", column == std::string::npos ? 0 : column);
+  return colon == std::string::npos ? what : what.substr(colon + 2);
+}
+}  // namespace
+
+bool parse_json_body(const std::string& body, nlohmann::json& out, std::string& cause) {
+  if (body.find_first_not_of(" \t\r\n") == std::string::npos) {
+    cause = "empty body";
+    return false;
+  }
+  try {
+    out = nlohmann::json::parse(body);
+    return true;
+  } catch (const nlohmann::json::parse_error& e) {
+    cause = "malformed JSON at byte " + std::to_string(e.byte) + ": " + parse_reason(e.what());
+    // A document that stops mid-way was cut short in transit (a proxy, a
+    // crashed server), which is worth saying: it is not the model's doing.
+    if (e.byte > body.size()) cause = "truncated body: " + cause;
+    return false;
+  }
+}
+
+std::string error_message_of(const std::string& body) {
+  nlohmann::json j;
+  std::string ignored;
+  if (parse_json_body(body, j, ignored) && j.is_object()) {
+    if (j.contains("error")) {
+      const auto& e = j["error"];
+      if (e.is_string()) return shorten(e.get<std::string>());
+      if (e.is_object() && e.contains("message") && e["message"].is_string())
+        return shorten(e["message"].get<std::string>());
+    }
+    if (j.contains("message") && j["message"].is_string()) return shorten(j["message"].get<std::string>());
+    if (j.contains("detail") && j["detail"].is_string()) return shorten(j["detail"].get<std::string>());
+  }
+  return shorten(body);
+}
+
+std::string join_url(const std::string& base_url, const std::string& suffix) {
+  std::string_view base = base_url;
+  while (!base.empty() && base.back() == '/') base.remove_suffix(1);
+  return std::string(base) + suffix;
+}
+
+void merge_extra(nlohmann::json& body, const nlohmann::json& extra) {
+  if (extra.is_object() && !extra.empty()) body.merge_patch(extra);
+}
+
+int token_count(const nlohmann::json& parent, const char* key) {
+  if (!parent.is_object() || !parent.contains(key)) return 0;
+  const auto& v = parent[key];
+  if (v.is_number_integer() || v.is_number_unsigned()) return v.get<int>();
+  if (v.is_number_float()) return static_cast<int>(v.get<double>());
+  return 0;
+}
+
+}  // namespace ptxbench::llm_detail

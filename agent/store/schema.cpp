@@ -1,0 +1,166 @@
+#include "agent/store/schema.hpp"
+
+#include <string>
+
+#include "agent/store/store.hpp"
+
+namespace ptxbench::store_detail {
+namespace {
+
+// Conventions: JSON columns are TEXT holding one JSON document; booleans are
+// INTEGER 0/1; timestamps are TEXT in ISO 8601 UTC (2026-12-02T09:20:39.123Z);
+// NULL means "not yet" (finished_at, final_verdict) or "absent" (speedup).
+// parent_experiment_id and origin_evaluation_id point into another database
+// (the one a replay re-evaluates), so they carry no foreign key.
+constexpr const char* k_schema_sql = R"sql(
+CREATE TABLE IF NOT EXISTS meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS experiments (
+  id                   INTEGER PRIMARY KEY,
+  name                 TEXT NOT NULL UNIQUE,
+  kind                 TEXT NOT NULL CHECK (kind IN ('run', 'replay')),
+  config               TEXT NOT NULL,
+  evaluator_version    TEXT NOT NULL,
+  host                 TEXT NOT NULL,
+  gpu                  TEXT NOT NULL,
+  model                TEXT NOT NULL,
+  provider             TEXT NOT NULL,
+  status               TEXT NOT NULL CHECK (status IN ('running', 'done', 'interrupted')),
+  created_at           TEXT NOT NULL,
+  finished_at          TEXT,
+  parent_experiment_id INTEGER,
+  parent_database      TEXT NOT NULL DEFAULT ''
+);
+
+CREATE TABLE IF NOT EXISTS trajectories (
+  id            INTEGER PRIMARY KEY,
+  experiment_id INTEGER NOT NULL REFERENCES experiments (id) ON DELETE CASCADE,
+  task_id       TEXT NOT NULL,
+  family        TEXT NOT NULL,
+  sample        INTEGER NOT NULL,
+  status        TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done')),
+  rounds_done   INTEGER NOT NULL DEFAULT 0,
+  final_verdict TEXT,
+  passed        INTEGER NOT NULL DEFAULT 0 CHECK (passed IN (0, 1)),
+  created_at    TEXT NOT NULL,
+  finished_at   TEXT,
+  UNIQUE (experiment_id, task_id, sample)
+);
+
+CREATE TABLE IF NOT EXISTS turns (
+  id                INTEGER PRIMARY KEY,
+  trajectory_id     INTEGER NOT NULL REFERENCES trajectories (id) ON DELETE CASCADE,
+  round             INTEGER NOT NULL CHECK (round >= 0),
+  messages          TEXT NOT NULL,
+  feedback          TEXT NOT NULL,
+  feedback_detail   TEXT NOT NULL,
+  reply             TEXT NOT NULL,
+  reasoning         TEXT NOT NULL,
+  finish_reason     TEXT NOT NULL,
+  model             TEXT NOT NULL,
+  prompt_tokens     INTEGER NOT NULL,
+  completion_tokens INTEGER NOT NULL,
+  reasoning_tokens  INTEGER NOT NULL,
+  latency_ms        REAL NOT NULL,
+  created_at        TEXT NOT NULL,
+  UNIQUE (trajectory_id, round)
+);
+
+CREATE TABLE IF NOT EXISTS candidates (
+  id             INTEGER PRIMARY KEY,
+  turn_id        INTEGER NOT NULL UNIQUE REFERENCES turns (id) ON DELETE CASCADE,
+  ptx            TEXT NOT NULL,
+  manifest       TEXT NOT NULL,
+  format_problem TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS evaluations (
+  id                   INTEGER PRIMARY KEY,
+  candidate_id         INTEGER NOT NULL REFERENCES candidates (id) ON DELETE CASCADE,
+  evaluator_version    TEXT NOT NULL,
+  gpu                  TEXT NOT NULL,
+  verdict              TEXT NOT NULL,
+  passed               INTEGER NOT NULL CHECK (passed IN (0, 1)),
+  correct              INTEGER NOT NULL CHECK (correct IN (0, 1)),
+  instructions_ok      INTEGER NOT NULL CHECK (instructions_ok IN (0, 1)),
+  speedup              REAL,
+  result               TEXT NOT NULL,
+  origin_evaluation_id INTEGER,
+  created_at           TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS llm_failures (
+  id            INTEGER PRIMARY KEY,
+  trajectory_id INTEGER NOT NULL REFERENCES trajectories (id) ON DELETE CASCADE,
+  round         INTEGER NOT NULL,
+  attempt       INTEGER NOT NULL,
+  http_status   INTEGER NOT NULL,
+  cause         TEXT NOT NULL,
+  elapsed_ms    REAL NOT NULL,
+  final         INTEGER NOT NULL CHECK (final IN (0, 1)),
+  created_at    TEXT NOT NULL
+);
+
+-- turns by trajectory and trajectories by experiment are served by their
+-- UNIQUE constraints' indexes; these serve the other readers.
+CREATE INDEX IF NOT EXISTS evaluations_by_candidate ON evaluations (candidate_id, id);
+CREATE INDEX IF NOT EXISTS llm_failures_by_trajectory ON llm_failures (trajectory_id, round);
+)sql";
+
+// The stored schema version, or nullopt when meta has none. Throws store_error
+// naming the file when the meta table itself is missing.
+std::optional<int> stored_version(connection& db) {
+  statement exists = db.query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
+  if (!exists.step() || exists.int64_at(0) == 0) return std::nullopt;
+  statement version = db.query("SELECT value FROM meta WHERE key = 'schema_version'");
+  if (!version.step()) return std::nullopt;
+  const std::string text = version.text_at(0);
+  try {
+    return std::stoi(text);
+  } catch (const std::exception&) {
+    throw store_error(describe(db.file(), "meta.schema_version is '" + text + "', not a number"));
+  }
+}
+
+void require_known_version(const connection& db, int version) {
+  if (version > k_schema_version)
+    throw store_error(describe(db.file(), "schema version " + std::to_string(version) +
+                                              " is newer than this ptxbench reads (" +
+                                              std::to_string(k_schema_version) + ")"));
+}
+
+}  // namespace
+
+void apply_schema(connection& db) {
+  write_transaction tx(db);
+  const std::optional<int> version = stored_version(db);
+  if (version) {
+    require_known_version(db, *version);
+  } else {
+    // Tables but no version: another program's database, whose tables of the
+    // same name would not have our columns.
+    statement tables = db.query("SELECT count(*) FROM sqlite_master WHERE type = 'table'");
+    if (tables.step() && tables.int64_at(0) > 0)
+      throw store_error(describe(db.file(), "not a ptxbench run database (tables but no meta.schema_version)"));
+  }
+  db.exec(k_schema_sql);
+  if (!version) {
+    statement put = db.query("INSERT INTO meta (key, value) VALUES ('schema_version', ?1), ('application', 'ptxbench'),"
+                             " ('created_at', ?2)");
+    put.bind(1, std::to_string(k_schema_version));
+    put.bind(2, utc_now_iso8601());
+    put.run();
+  }
+  tx.commit();
+}
+
+void check_schema(connection& db) {
+  const std::optional<int> version = stored_version(db);
+  if (!version) throw store_error(describe(db.file(), "not a ptxbench run database (no meta.schema_version)"));
+  require_known_version(db, *version);
+}
+
+}  // namespace ptxbench::store_detail

@@ -1,0 +1,44 @@
+#pragma once
+// run_store over one SQLite connection (private to the store folder). Every
+// public method takes m_mutex for its whole duration, so the store may be shared
+// by any number of threads; each writer is one BEGIN IMMEDIATE transaction.
+#include <mutex>
+
+#include "agent/store/sqlite_handle.hpp"
+#include "agent/store/store.hpp"
+
+namespace ptxbench::store_detail {
+
+class sqlite_store final : public run_store {
+ public:
+  sqlite_store(const std::filesystem::path& path, bool read_only);
+
+  int64_t create_experiment(const experiment_row& e) override;
+  void set_experiment_status(int64_t experiment_id, const std::string& status) override;
+  int64_t ensure_trajectory(int64_t experiment_id, const std::string& task_id, const std::string& family,
+                            int sample) override;
+  int64_t record_turn(const turn_row& turn, const candidate_row& candidate) override;
+  int64_t record_evaluation(const evaluation_row& e) override;
+  void record_llm_failure(const llm_failure_row& f) override;
+  void finish_trajectory(int64_t trajectory_id, const std::string& final_verdict, bool passed,
+                         int rounds_done) override;
+
+  std::vector<experiment_row> experiments() override;
+  std::optional<experiment_row> find_experiment(const std::string& name) override;
+  std::optional<experiment_row> experiment(int64_t id) override;
+  std::vector<trajectory_row> trajectories(int64_t experiment_id) override;
+  std::optional<trajectory_row> trajectory(int64_t id) override;
+  std::vector<turn_view> turns(int64_t trajectory_id) override;
+  std::vector<llm_failure_row> llm_failures(int64_t experiment_id) override;
+  std::filesystem::path path() const override { return m_path; }
+
+ private:
+  // Throws store_error when an UPDATE by id touched no row.
+  void require_changed(const char* table, int64_t id);
+
+  std::filesystem::path m_path;
+  std::mutex m_mutex;
+  connection m_db;
+};
+
+}  // namespace ptxbench::store_detail

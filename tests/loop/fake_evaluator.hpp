@@ -1,0 +1,28 @@
+#pragma once
+// An evaluator for loop tests: the verdict is written in the candidate's PTX as
+// "// verdict: <stage|passed>", so a scripted reply decides how it is judged.
+#include <atomic>
+#include <chrono>
+#include <mutex>
+
+#include "evaluator/api/evaluation.hpp"
+
+namespace ptxbench::test {
+
+class fake_evaluator : public evaluator {
+ public:
+  // cost_ms: time each evaluation takes; serialized: one at a time (like one GPU).
+  explicit fake_evaluator(double cost_ms = 0, bool serialized = false) : m_cost_ms(cost_ms), m_serialized(serialized) {}
+  evaluation_result evaluate(const evaluation_request& request) override;
+  std::string version() const override { return "fake-1"; }
+  std::string gpu_description() const override { return "none (fake)"; }
+  int calls() const { return m_calls.load(); }
+
+ private:
+  double m_cost_ms;
+  bool m_serialized;
+  std::mutex m_gpu;
+  std::atomic<int> m_calls{0};
+};
+
+}  // namespace ptxbench::test

@@ -1,0 +1,169 @@
+// Evaluations, LLM failures, and opening files that are not what they should be.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "tests/store/store_test_util.hpp"
+
+using namespace ptxbench;
+using namespace ptxbench::store_test;
+
+namespace {
+
+struct one_turn {
+  int64_t experiment = 0;
+  int64_t trajectory = 0;
+  int64_t candidate = 0;
+};
+
+one_turn write_one_turn(run_store& store, const std::string& name) {
+  one_turn ids;
+  ids.experiment = store.create_experiment(sample_experiment(name));
+  ids.trajectory = store.ensure_trajectory(ids.experiment, "softmax", "reduction", 0);
+  turn_row turn;
+  turn.trajectory_id = ids.trajectory;
+  candidate_row candidate;
+  candidate.ptx = ".version 8.8";
+  store.record_turn(turn, candidate);
+  ids.candidate = store.turns(ids.trajectory).at(0).candidate->id;
+  return ids;
+}
+
+evaluation_row evaluation(int64_t candidate_id, const std::string& verdict, std::optional<double> speedup) {
+  evaluation_row e;
+  e.candidate_id = candidate_id;
+  e.evaluator_version = "0.1.0";
+  e.gpu = "NVIDIA H200";
+  e.verdict = verdict;
+  e.passed = verdict == "passed";
+  e.correct = verdict == "passed" || verdict == "performance";
+  e.instructions_ok = e.correct;
+  e.speedup = speedup;
+  e.result = {{"stages", {{"compile", "passed"}}}, {"headline", verdict}};
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("evaluations: turns() shows the latest, speedup may be absent, replay links its origin") {
+  temp_folder dir;
+  const auto file = dir / "run.db";
+  auto store = run_store::open(file);
+  const one_turn ids = write_one_turn(*store, "e");
+
+  const int64_t first = store->record_evaluation(evaluation(ids.candidate, "compile", std::nullopt));
+  auto view = store->turns(ids.trajectory).at(0);
+  REQUIRE(view.evaluation);
+  CHECK(view.evaluation->id == first);
+  CHECK(view.evaluation->verdict == "compile");
+  CHECK_FALSE(view.evaluation->speedup);
+  CHECK_FALSE(view.evaluation->passed);
+  CHECK(sql_count(file, "SELECT count(*) FROM evaluations WHERE speedup IS NULL") == 1);
+
+  evaluation_row again = evaluation(ids.candidate, "passed", 1.75);
+  again.origin_evaluation_id = first;
+  const int64_t second = store->record_evaluation(again);
+  view = store->turns(ids.trajectory).at(0);
+  REQUIRE(view.evaluation);
+  CHECK(view.evaluation->id == second);
+  CHECK(view.evaluation->passed);
+  CHECK(view.evaluation->correct);
+  CHECK(view.evaluation->instructions_ok);
+  REQUIRE(view.evaluation->speedup);
+  CHECK(*view.evaluation->speedup == doctest::Approx(1.75));
+  CHECK(view.evaluation->origin_evaluation_id == first);
+  CHECK(view.evaluation->result == again.result);
+  CHECK(view.evaluation->gpu == "NVIDIA H200");
+  CHECK(sql_count(file, "SELECT count(*) FROM evaluations") == 2);
+
+  CHECK_THROWS_AS(store->record_evaluation(evaluation(9999, "passed", 1.0)), store_error);
+}
+
+TEST_CASE("LLM failures are listed per experiment, oldest first") {
+  temp_folder dir;
+  auto store = run_store::open(dir / "run.db");
+  const one_turn a = write_one_turn(*store, "a");
+  const one_turn b = write_one_turn(*store, "b");
+  llm_failure_row f;
+  f.trajectory_id = a.trajectory;
+  f.round = 2;
+  f.attempt = 1;
+  f.http_status = 429;
+  f.cause = "rate limited; Retry-After 3";
+  f.elapsed_ms = 80.5;
+  store->record_llm_failure(f);
+  f.attempt = 2;
+  f.http_status = 0;
+  f.cause = "timeout after 120 s";
+  f.final = true;
+  store->record_llm_failure(f);
+
+  const auto failures = store->llm_failures(a.experiment);
+  REQUIRE(failures.size() == 2);
+  CHECK(failures[0].http_status == 429);
+  CHECK(failures[0].cause == "rate limited; Retry-After 3");
+  CHECK(failures[0].round == 2);
+  CHECK(failures[0].elapsed_ms == doctest::Approx(80.5));
+  CHECK_FALSE(failures[0].final);
+  CHECK(failures[1].attempt == 2);
+  CHECK(failures[1].final);
+  CHECK_FALSE(failures[1].created_at.empty());
+  CHECK(store->llm_failures(b.experiment).empty());
+}
+
+TEST_CASE("read-only open: missing file, foreign file and newer schema are refused with the file named") {
+  temp_folder dir;
+  const auto missing = dir / "missing.db";
+  try {
+    run_store::open(missing, true);
+    FAIL("opened a missing file");
+  } catch (const store_error& e) {
+    CHECK(std::string(e.what()).find(missing.string()) != std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(missing));
+
+  const auto text = dir / "notes.db";
+  std::ofstream(text) << "these are notes, not a database, and long enough to hold a header.............\n";
+  for (bool read_only : {true, false}) {
+    try {
+      run_store::open(text, read_only);
+      FAIL("opened a text file");
+    } catch (const store_error& e) {
+      CHECK(std::string(e.what()).find(text.string()) != std::string::npos);
+      CHECK(std::string(e.what()).find("not a database") != std::string::npos);
+    }
+  }
+
+  // A database of a newer schema (written by a later ptxbench) is not misread.
+  const auto newer = dir / "newer.db";
+  run_store::open(newer).reset();
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(newer.c_str(), &db) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, "UPDATE meta SET value = '99' WHERE key = 'schema_version'", nullptr, nullptr,
+                       nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  CHECK_THROWS_WITH_AS(run_store::open(newer, true), doctest::Contains("schema version 99"), store_error);
+  CHECK_THROWS_WITH_AS(run_store::open(newer, false), doctest::Contains("schema version 99"), store_error);
+}
+
+TEST_CASE("a read-only store reads while a writer is active and refuses to write") {
+  temp_folder dir;
+  const auto file = dir / "run.db";
+  auto writer = run_store::open(file);
+  const one_turn ids = write_one_turn(*writer, "e");
+
+  auto reader = run_store::open(file, true);
+  CHECK(reader->find_experiment("e"));
+  CHECK(reader->turns(ids.trajectory).size() == 1);
+
+  // The writer keeps going; the reader sees each commit on its next read.
+  turn_row next;
+  next.trajectory_id = ids.trajectory;
+  next.round = 1;
+  writer->record_turn(next, candidate_row{});
+  CHECK(reader->turns(ids.trajectory).size() == 2);
+  CHECK_THROWS_WITH_AS(reader->create_experiment(sample_experiment("r")), doctest::Contains("opened read-only"),
+                       store_error);
+  CHECK_THROWS_AS(reader->record_turn(next, candidate_row{}), store_error);
+  CHECK(writer->experiments().size() == 1);
+}
