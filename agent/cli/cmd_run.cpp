@@ -121,6 +121,14 @@ int cmd_run(int argc, char** argv) {
       if (cfg.llm.kind != provider_kind::embedded) cfg.llm.base_url = base_url;
     }
     validate_experiment_config(cfg);
+    if (!resume && !option_or_env(args, "name")) {
+      // A name from the config file that is taken: run as name-2, name-3, ...
+      // so the default command works again; an explicit --name must be free.
+      std::string base = cfg.name;
+      for (int n = 2; store->find_experiment(cfg.name); ++n) cfg.name = base + "-" + std::to_string(n);
+      if (cfg.name != base && !quiet)
+        std::fprintf(stderr, "experiment %s exists in %s; this run is %s\n", base.c_str(), cfg.db.c_str(), cfg.name.c_str());
+    }
 
     auto all_tasks = load_task_dir(cfg.tasks_dir);
     std::vector<task> tasks;

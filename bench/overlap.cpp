@@ -1,0 +1,134 @@
+// Overlap benchmark: N trajectories x R rounds against an embedded endpoint
+// that delays every reply by L ms. Prints the wall time next to the ideal.
+//
+// The ideal is the larger of two floors: the critical path of one trajectory,
+// R x (L + E) with E the measured time of one evaluation, and the evaluation
+// throughput bound, N x R x E / P with P the evaluations that can run at once
+// (CPU cores for compile-only evaluation; 1 for the simulated single GPU).
+// Target: wall <= 1.5 x ideal. Waiting on the model must never serialise the run.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "agent/endpoint/embedded_endpoint.hpp"
+#include "agent/loop/orchestrator.hpp"
+#include "evaluator/api/local.hpp"
+
+using namespace ptxbench;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Adds a fixed, serialised cost to every evaluation: a stand-in for one GPU queue.
+class single_gpu_evaluator : public evaluator {
+ public:
+  single_gpu_evaluator(evaluator& inner, double gpu_ms) : m_inner(inner), m_gpu_ms(gpu_ms) {}
+  evaluation_result evaluate(const evaluation_request& r) override {
+    auto res = m_inner.evaluate(r);
+    std::lock_guard<std::mutex> lock(m_mutex);
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(m_gpu_ms));
+    return res;
+  }
+  std::string version() const override { return m_inner.version(); }
+  std::string gpu_description() const override { return "simulated single GPU"; }
+
+ private:
+  evaluator& m_inner;
+  double m_gpu_ms;
+  std::mutex m_mutex;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int trajectories = argc > 1 ? std::atoi(argv[1]) : 32;
+  int rounds = argc > 2 ? std::atoi(argv[2]) : 3;
+  double latency_ms = argc > 3 ? std::atof(argv[3]) : 500;
+  double gpu_ms = argc > 4 ? std::atof(argv[4]) : 10;
+  const fs::path src = PTXBENCH_SOURCE_DIR;
+  auto dir = fs::temp_directory_path() / ("ptxbench_overlap_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+
+  endpoint_script script;
+  script.latency_ms = latency_ms;
+  auto load = [&](const char* ptx) {
+    std::ifstream p(src / "configs/demo" / ptx), m(src / "configs/demo/naive_gemm.json");
+    std::stringstream ps, ms;
+    ps << p.rdbuf();
+    ms << m.rdbuf();
+    return scripted_reply{"```ptx\n" + ps.str() + "```\n```json\n" + ms.str() + "```\n", ""};
+  };
+  script.tasks["*"] = {{load("naive_gemm_typo.ptx")}, {load("naive_gemm.ptx")}, {load("naive_gemm.ptx")}};
+
+  local_evaluator_options eo;
+  eo.gpu_mode = "off";
+  auto local = make_local_evaluator(eo);
+  task t = load_task_file(src / "tasks/gemm_bf16_mma_sync.json");
+  // E: one evaluation alone (compile + static checks), mean of 5 after a warm-up.
+  evaluation_request probe;
+  probe.t = t;
+  probe.ptx = script.tasks["*"][1][0].text.substr(7, script.tasks["*"][1][0].text.find("```\n```json") - 7);
+  probe.manifest_text = "{}";
+  {
+    std::ifstream m(src / "configs/demo/naive_gemm.json");
+    std::stringstream ms;
+    ms << m.rdbuf();
+    probe.manifest_text = ms.str();
+  }
+  probe.run_gpu = false;
+  local->evaluate(probe);
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i) local->evaluate(probe);
+  const double eval_ms = seconds_since(t0) * 1000 / 5;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+  prompt_library prompts(src / "prompts");
+  std::printf("overlap benchmark: %d trajectories x %d rounds, replies delayed %.0f ms, one evaluation %.1f ms, %d cores\n",
+              trajectories, rounds, latency_ms, eval_ms, cores);
+  std::printf("%-34s %9s %9s %7s %s\n", "mode", "wall s", "ideal s", "ratio", "target <= 1.5");
+  bool ok = true;
+  for (int mode = 0; mode < 2; ++mode) {
+    single_gpu_evaluator gpu(*local, gpu_ms);
+    evaluator& eval = mode == 0 ? static_cast<evaluator&>(*local) : gpu;
+    double e_ms = mode == 0 ? eval_ms : eval_ms + gpu_ms;
+    double parallel = mode == 0 ? cores : 1;
+    double per_eval_bound_ms = mode == 0 ? eval_ms : gpu_ms;
+    double ideal = std::max(rounds * (latency_ms + e_ms) / 1000.0,
+                            trajectories * rounds * per_eval_bound_ms / parallel / 1000.0);
+    experiment_config cfg;
+    cfg.name = "overlap" + std::to_string(mode);
+    cfg.db = (dir / "bench.db").string();
+    cfg.samples = trajectories;
+    cfg.rounds = rounds;
+    cfg.concurrency = trajectories;
+    cfg.stop = stop_policy::all_rounds;
+    cfg.gpu = "off";
+    embedded_endpoint ep(script);
+    cfg.llm.kind = provider_kind::openai;
+    cfg.llm.base_url = ep.base_url();
+    cfg.llm.model = "scripted";
+    auto llm = make_http_provider(cfg.llm);
+    auto store = run_store::open(cfg.db);
+    terminal_progress quiet(stderr, false, true);
+    orchestrator orch(cfg, {t}, *llm, eval, *store, prompts, quiet);
+    auto summary = orch.run(false);
+    double ratio = summary.wall_s / ideal;
+    ok = ok && ratio <= 1.5 && summary.completed == trajectories;
+    std::printf("%-34s %9.2f %9.2f %7.2f %s (max %d replies awaited at once)\n",
+                mode == 0 ? "compile-only evaluator (CPU)" : "plus simulated single GPU queue", summary.wall_s, ideal,
+                ratio, ratio <= 1.5 ? "ok" : "MISSED", ep.max_in_flight());
+  }
+  std::printf("serialised, the model's waits alone would take %.1f s\n", trajectories * rounds * latency_ms / 1000.0);
+  fs::remove_all(dir);
+  return ok ? 0 : 1;
+}
