@@ -76,6 +76,7 @@ int cmd_run(int argc, char** argv) {
     ("model", "override llm.model", cxxopts::value<std::string>())
     ("base-url", "override llm.base_url", cxxopts::value<std::string>())
     ("latency-ms", "embedded endpoint: delay each reply by this many ms", cxxopts::value<std::string>())
+    ("shard", "run shard i/n of the task x sample grid (one database per shard)", cxxopts::value<std::string>())
     ("resume", "continue the named experiment from its database")
     ("quiet", "no progress output");
   cxxopts::ParseResult args;
@@ -104,6 +105,12 @@ int cmd_run(int argc, char** argv) {
     if (auto v = option_or_env(args, "model")) cfg.llm.model = *v;
     if (auto v = option_or_env(args, "base-url")) cfg.llm.base_url = *v;
     if (auto v = option_or_env(args, "latency-ms")) cfg.endpoint_latency_ms = std::stod(*v);
+    if (auto v = option_or_env(args, "shard")) {
+      auto slash = v->find('/');
+      if (slash == std::string::npos) throw input_error("--shard: expected i/n, e.g. 0/8");
+      cfg.shard_index = std::stoi(v->substr(0, slash));
+      cfg.shard_count = std::stoi(v->substr(slash + 1));
+    }
     const bool resume = args.count("resume") > 0;
     const bool quiet = args.count("quiet") > 0;
 

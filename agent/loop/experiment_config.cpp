@@ -14,7 +14,7 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   r.expect_object();
   r.reject_unknown({"name", "db", "tasks_dir", "tasks", "prompts_dir", "samples", "rounds", "concurrency", "feedback",
                     "stop", "history", "history_k", "llm", "endpoint_script", "endpoint_latency_ms", "gpu", "seeds",
-                    "time_limit_ms", "timing_budget_ms"});
+                    "time_limit_ms", "timing_budget_ms", "shard_index", "shard_count"});
   experiment_config c;
   c.name = r.get_string("name", c.name);
   c.db = r.get_string("db", c.db);
@@ -52,6 +52,8 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   }
   c.time_limit_ms = r.get_number("time_limit_ms", c.time_limit_ms);
   c.timing_budget_ms = r.get_number("timing_budget_ms", c.timing_budget_ms);
+  c.shard_index = static_cast<int>(r.get_int("shard_index", 0));
+  c.shard_count = static_cast<int>(r.get_int("shard_count", 1));
   validate_experiment_config(c);
   return c;
 }
@@ -68,6 +70,8 @@ void validate_experiment_config(const experiment_config& c) {
   if ((c.llm.kind == provider_kind::openai || c.llm.kind == provider_kind::anthropic) && c.llm.base_url.empty())
     bad("llm.base_url is required for " + std::string(to_string(c.llm.kind)));
   if (c.seeds.empty()) bad("seeds must not be empty");
+  if (c.shard_count < 1 || c.shard_index < 0 || c.shard_index >= c.shard_count)
+    bad("shard must be i/n with 0 <= i < n");
 }
 
 experiment_config load_experiment_config(const std::string& path) {
@@ -101,7 +105,9 @@ nlohmann::json experiment_config_to_json(const experiment_config& c) {
           {"gpu", c.gpu},
           {"seeds", c.seeds},
           {"time_limit_ms", c.time_limit_ms},
-          {"timing_budget_ms", c.timing_budget_ms}};
+          {"timing_budget_ms", c.timing_budget_ms},
+          {"shard_index", c.shard_index},
+          {"shard_count", c.shard_count}};
 }
 
 }  // namespace ptxbench

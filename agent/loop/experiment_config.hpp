@@ -37,6 +37,10 @@ struct experiment_config {
   std::vector<uint64_t> seeds{1, 2};
   double time_limit_ms = 10000;
   double timing_budget_ms = 1500;
+  // Sharding of the task x sample grid across hosts (a Slurm array job): this
+  // process runs the trajectories whose index % shard_count == shard_index.
+  int shard_index = 0;
+  int shard_count = 1;
 };
 
 const char* to_string(stop_policy p);

@@ -218,8 +218,10 @@ run_summary orchestrator::run(bool resume) {
     int sample;
   };
   std::vector<job> jobs;
+  size_t index = 0;
   for (const auto& t : m_tasks)
-    for (int s = 0; s < m_config.samples; ++s) jobs.push_back({&t, s});
+    for (int s = 0; s < m_config.samples; ++s, ++index)
+      if (static_cast<int>(index % m_config.shard_count) == m_config.shard_index) jobs.push_back({&t, s});
   summary.trajectories = static_cast<int>(jobs.size());
   int already = 0;
   for (const auto& tr : m_store.trajectories(exp_id))

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "agent/endpoint/embedded_endpoint.hpp"
 #include "agent/loop/orchestrator.hpp"
@@ -200,4 +201,21 @@ TEST_CASE("overlap: trajectories wait on the model in parallel, never one at a t
   CHECK(summary.passed == 16);
   // Requests overlapped: many were held by the endpoint at the same moment.
   CHECK(ep.max_in_flight() >= 8);
+}
+
+TEST_CASE("shards split the task x sample grid without overlap or gaps") {
+  std::set<std::pair<std::string, int>> all;
+  for (int shard = 0; shard < 3; ++shard) {
+    fixture f;
+    f.config.samples = 5;  // 10 trajectories over 3 shards
+    f.config.rounds = 1;
+    f.config.shard_index = shard;
+    f.config.shard_count = 3;
+    test::fake_evaluator eval;
+    auto summary = f.run(three_round_script(), eval);
+    CHECK(summary.trajectories == (shard == 0 ? 4 : 3));
+    for (const auto& tr : f.store->trajectories(f.store->find_experiment("t")->id))
+      CHECK(all.insert({tr.task_id, tr.sample}).second);
+  }
+  CHECK(all.size() == 10);
 }
