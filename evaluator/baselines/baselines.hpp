@@ -29,7 +29,8 @@ struct baseline_buffers {
   std::map<std::string, CUdeviceptr> tensors;
 };
 
-// GEMM C = A·Bᵀ (A M×K, B N×K row-major; bf16, fp16 or fp8-e4m3 inputs; bf16 C)
+// GEMM C = A·Bᵀ (A M×K, B N×K row-major; bf16, fp16 or fp8-e4m3 inputs; bf16 C,
+// or fp16 C, which fp16 inputs need: cuBLASLt has no fp16 x fp16 -> bf16 GEMM)
 // through cuBLASLt: asks the heuristic for several algorithms, times each, keeps the fastest.
 std::unique_ptr<baseline> make_gemm_baseline(const task& t, const size_point& s, const baseline_buffers& b,
                                              CUstream stream);

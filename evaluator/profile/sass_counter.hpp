@@ -30,6 +30,13 @@ struct sass_count_result {
 // synchronise) with SASS instrumentation enabled on `context`, and returns
 // counts per PC for every kernel launched. See the implementation file for
 // whether the module must be loaded inside `work`.
+// Measured on the H200: `work` must load the module itself (cuModuleLoadData
+// inside the callback; unload it afterwards): a module loaded before the call
+// is not instrumented. A launched kernel without records was therefore not
+// counted, which means "unverified", never "not executed". Instrumented
+// functions get a record for every instruction up to their last EXIT (count 0
+// for those never executed); the BRA/NOP padding after it has none. Counts
+// are warp-level and add up over every launch inside one call.
 sass_count_result count_executed_sass(CUcontext context, const std::function<void()>& work);
 
 }  // namespace ptxbench
