@@ -1,9 +1,9 @@
 #pragma once
 // Compile and static checks: everything about a candidate that needs no GPU.
-// nvJitLink turns PTX into the cubin that is later loaded, disassembled and
-// profiled (the same bytes); the PTX text and the SASS are scanned for the
+// ptxas (or nvJitLink) turns PTX into the cubin that is later loaded,
+// disassembled and profiled (the same bytes); the PTX text and the SASS are scanned for the
 // task's target instructions. Candidate problems are values; only broken
-// infrastructure (nvJitLink missing) throws.
+// infrastructure throws.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -22,17 +22,31 @@ struct compiled_module {
   double time_ms = 0.0;
 };
 
-// Compiles with nvJitLink for `arch` (e.g. "sm_90a") with verbose ptxas output.
-// Thread-safe. Works without a GPU or driver.
+// Compiles for `arch` (e.g. "sm_90a") with verbose ptxas output, through the
+// compiler chosen by compiler_backend::automatic (below). Thread-safe. Works
+// without a GPU or driver. Never throws for a bad module or architecture name.
 compiled_module compile_ptx(const std::string& ptx, const std::string& arch);
+
+// The compiler behind compile_ptx. nvJitLink compiles PTX as a relocatable
+// unit (ptxas -c), in which ptxas drops setmaxnreg ("C7504: 'setmaxnreg'
+// ignored to maintain compatibility across compilation units"), a real loss
+// for warp-specialised Hopper kernels. The toolkit's ptxas executable, run as a
+// child process, compiles the module as a whole program, as the driver's JIT
+// and nvcc do. automatic: $PTXBENCH_COMPILER ("ptxas" or "nvjitlink") when
+// set, else ptxas when found (ptxas_path()), else nvJitLink. The first line of
+// compile_report::log names the compiler used.
+enum class compiler_backend { automatic, ptxas, nvjitlink };
+compiled_module compile_ptx(const std::string& ptx, const std::string& arch, compiler_backend backend);
+// ptxas found via $PTXBENCH_PTXAS, the CUDA toolkit's bin folder, or PATH; "" when none.
+std::string ptxas_path();
 
 // A kernel parameter as declared in the PTX `.entry` header.
 struct ptx_param {
   std::string name;
-  std::string type;     // .u64, .b32, .f32, .b8 ...
-  int size_bytes = 0;   // total size (element size × array length)
-  int align = 0;        // .align N if given, else the element size
-  int array_length = 0; // 0 when not an array
+  std::string type;      // .u64, .b32, .f32, .b8 ...
+  int size_bytes = 0;    // total size (element size × array length)
+  int align = 0;         // .align N if given, else the element size
+  int array_length = 0;  // 0 when not an array
 };
 
 struct ptx_entry {
@@ -66,9 +80,9 @@ struct sass_instruction {
 };
 
 struct sass_listing {
-  bool available = false;       // false when no disassembler could be run
-  std::string source;           // "nvdisasm --emit-json", "nvdisasm", ...
-  std::string error;            // why it is unavailable
+  bool available = false;  // false when no disassembler could be run
+  std::string source;      // "nvdisasm --emit-json", "nvdisasm", ...
+  std::string error;       // why it is unavailable
   std::vector<sass_instruction> instructions;
   std::map<std::string, int> opcode_counts;
 };
@@ -103,10 +117,24 @@ bool sass_opcode_matches(const sass_instruction& inst, const std::string& table_
 // FLOPs performed by one warp-level execution of a math SASS instruction, from
 // its text (e.g. "HGMMA.64x256x16.F32.BF16" -> 2*64*256*16 / 4 warps). 0 when
 // not a math instruction or unknown.
+// Convention: a warpgroup MMA (HGMMA/QGMMA/IGMMA MxNxK) is executed by each of
+// its 4 warps and smsp__sass_inst_executed counts each, so one count carries
+// 2*M*N*K/4; a warp MMA (HMMA.16816, IMMA.16832, ...) carries 2*M*N*K. An MMA
+// whose destination is RZ (ptxas pads wgmma sequences with
+// "HGMMA.64x8x16.F16 RZ, gdesc[URZ], RZ, !UPT") does no work: 0. tcgen05's
+// UTCHMMA/UTCQMMA keep their shape in a register descriptor: 0 (unknown).
 double sass_instruction_flops(const sass_instruction& inst);
 
 // Static part of the instructions stage: counts of each target in the PTX
 // (comments ignored) and in the SASS. Sets static_passed; dynamic fields stay -1.
+// PTX matching: an instruction word in instruction position (statement start,
+// after a label or a predicate guard) equal to the target or starting with
+// target + '.', and not with one of the table's ptx_excludes (so "cp.async"
+// counts cp.async.cg/ca copies, not cp.async.bulk* or cp.async.wait_group).
+// SASS counting uses sass_opcode_matches; math targets skip RZ-destination
+// padding. check.passed is the static verdict (in PTX and in SASS) until the
+// dynamic pass revises it; a target without a table entry, or SASS that could
+// not be produced, does not pass (note says why; sass_source is "" then).
 instruction_report static_instruction_check(const task& t, const std::string& ptx, const sass_listing& sass);
 
 }  // namespace ptxbench

@@ -1,0 +1,17 @@
+#pragma once
+// The two compilers behind compile_ptx. Internal to the compile library. Each
+// fills `out` (cubin, log, diagnostics, resources) but not time_ms.
+#include <string>
+
+#include "evaluator/compile/compile.hpp"
+
+namespace ptxbench {
+
+void compile_with_nvjitlink(const std::string& ptx, const std::string& arch, compiled_module& out);
+void compile_with_ptxas(const std::string& ptx, const std::string& arch, const std::string& ptxas,
+                        compiled_module& out);
+
+// Appends an error diagnostic without a line (infrastructure or whole-module problems).
+void add_compile_error(compile_report& report, std::string message);
+
+}  // namespace ptxbench

@@ -1,0 +1,62 @@
+// PTX -> cubin with the toolkit's ptxas executable, whole-program, as the
+// driver's JIT compiles it. The PTX and the cubin pass through private
+// temporary files; ptxas' messages name the PTX file, which is renamed
+// candidate.ptx in the log so logs do not depend on the temporary name.
+#include "evaluator/compile/compile_backends.hpp"
+#include "evaluator/compile/ptxas_log.hpp"
+#include "evaluator/compile/subprocess.hpp"
+
+namespace ptxbench {
+namespace {
+
+// ptxas compiles a large kernel in seconds; a module that keeps it busy this
+// long is a failed compile, not a reason to stall the evaluator.
+constexpr int time_limit_ms = 120000;
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); !from.empty() && at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+}  // namespace
+
+void compile_with_ptxas(const std::string& ptx, const std::string& arch, const std::string& ptxas,
+                        compiled_module& out) {
+  temp_file input("ptxbench-", ".ptx");
+  temp_file output("ptxbench-", ".cubin");
+  if (!input.ok() || !output.ok() || !input.write(ptx.data(), ptx.size())) {
+    add_compile_error(out.report, "could not write the PTX to a temporary file");
+    return;
+  }
+  const process_result run =
+      run_process({ptxas, "-arch=" + arch, "-v", "-o", output.path(), input.path()}, time_limit_ms);
+  if (!run.ran) {
+    add_compile_error(out.report, run.failure);
+    return;
+  }
+  const std::string log = replace_all(run.err + run.out, input.path(), "candidate.ptx");
+  out.report.log += log;
+  out.report.diagnostics = parse_ptxas_diagnostics(log, ptx);
+  out.report.kernels = parse_ptxas_resources(log);
+  if (run.exit_code != 0) {
+    bool has_error = false;
+    for (const ptxas_diagnostic& d : out.report.diagnostics) has_error = has_error || d.severity == "error";
+    if (!has_error) {
+      add_compile_error(out.report, run.exit_code > 128
+                                        ? "ptxas crashed (signal " + std::to_string(run.exit_code - 128) + ")"
+                                        : "ptxas failed with exit code " + std::to_string(run.exit_code));
+    }
+    return;
+  }
+  out.cubin = output.read();
+  if (out.cubin.empty()) {
+    add_compile_error(out.report, "ptxas produced no cubin");
+    return;
+  }
+  out.report.cubin_bytes = out.cubin.size();
+  out.ok = true;
+}
+
+}  // namespace ptxbench

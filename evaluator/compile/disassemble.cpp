@@ -1,0 +1,102 @@
+// disassemble: runs nvdisasm on the cubin in a child process (nvdisasm reads
+// only files, so the cubin goes through a private temporary file). JSON output
+// is preferred; plain text is the fallback for an nvdisasm without
+// --emit-json or with a JSON shape this reader does not know.
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "evaluator/compile/compile.hpp"
+#include "evaluator/compile/sass_parse.hpp"
+#include "evaluator/compile/subprocess.hpp"
+
+namespace ptxbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int time_limit_ms = 30000;
+
+// nvidia-cuda-nvdisasm wheels install <site-packages>/nvidia/<cu13|cuda_nvdisasm>/bin/nvdisasm.
+std::vector<fs::path> wheel_candidates() {
+  std::vector<fs::path> lib_dirs;
+  if (const char* home = std::getenv("HOME")) {
+    std::error_code ec;
+    for (const auto& version : fs::directory_iterator(fs::path(home) / ".pyenv/versions", ec)) {
+      lib_dirs.push_back(version.path() / "lib");
+    }
+    lib_dirs.push_back(fs::path(home) / ".local/lib");
+  }
+  lib_dirs.push_back("/usr/local/lib");
+  lib_dirs.push_back("/usr/lib");
+  std::vector<fs::path> out;
+  for (const fs::path& lib : lib_dirs) {
+    std::error_code ec;
+    for (const auto& python : fs::directory_iterator(lib, ec)) {
+      if (python.path().filename().string().rfind("python3", 0) != 0) continue;
+      for (const char* packages : {"site-packages", "dist-packages"}) {
+        std::error_code ec2;
+        for (const auto& dist : fs::directory_iterator(python.path() / packages / "nvidia", ec2)) {
+          out.push_back(dist.path() / "bin/nvdisasm");
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+}  // namespace
+
+std::string nvdisasm_path() {
+  if (const char* configured = std::getenv("PTXBENCH_NVDISASM"); configured && *configured) {
+    return find_executable("", {configured}).string();
+  }
+  const fs::path found =
+      find_executable("nvdisasm", {fs::path(PTXBENCH_CUDA_BIN_DIR) / "nvdisasm", "/usr/local/cuda/bin/nvdisasm"});
+  if (!found.empty()) return found.string();
+  for (const fs::path& candidate : wheel_candidates()) {
+    if (!find_executable("", {candidate}).empty()) return candidate.string();
+  }
+  return "";
+}
+
+sass_listing disassemble(const std::vector<char>& cubin) {
+  sass_listing listing;
+  if (cubin.empty()) {
+    listing.error = "no cubin to disassemble";
+    return listing;
+  }
+  const std::string nvdisasm = nvdisasm_path();
+  if (nvdisasm.empty()) {
+    listing.error = "nvdisasm not found (set PTXBENCH_NVDISASM, or install the CUDA toolkit or nvidia-cuda-nvdisasm)";
+    return listing;
+  }
+  temp_file file("ptxbench-", ".cubin");
+  if (!file.ok() || !file.write(cubin.data(), cubin.size())) {
+    listing.error = "could not write the cubin to a temporary file";
+    return listing;
+  }
+  const process_result json = run_process({nvdisasm, "--emit-json", file.path()}, time_limit_ms);
+  std::optional<std::vector<sass_instruction>> parsed;
+  if (json.ran && json.exit_code == 0) parsed = parse_nvdisasm_json(json.out);
+  if (parsed) {
+    listing.source = "nvdisasm --emit-json";
+  } else {
+    const process_result text = run_process({nvdisasm, "-c", file.path()}, time_limit_ms);
+    if (!text.ran || text.exit_code != 0) {
+      listing.error = !text.ran ? text.failure : "nvdisasm failed: " + first_line(text.err);
+      return listing;
+    }
+    parsed = parse_nvdisasm_text(text.out);
+    listing.source = "nvdisasm";
+  }
+  listing.instructions = std::move(*parsed);
+  for (const sass_instruction& inst : listing.instructions) ++listing.opcode_counts[inst.opcode];
+  listing.available = true;
+  return listing;
+}
+
+}  // namespace ptxbench

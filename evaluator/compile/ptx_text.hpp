@@ -1,0 +1,33 @@
+#pragma once
+// Lexical helpers shared by the PTX entry parser and the instruction scan.
+// Internal to the compile library.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptxbench::ptx_text {
+
+// Returns `ptx` with every // and /* */ comment and the inside of every string
+// literal replaced by spaces. Newlines are kept, so byte offsets and line
+// numbers of the result are those of the input. An unterminated block comment
+// or string blanks the rest of the text (ptxas would reject it anyway).
+std::string blank_comments_and_strings(std::string_view ptx);
+
+// One lexical token of blanked PTX: a word (identifiers, opcodes with their
+// dotted and `::` qualifiers, numbers, directives such as .param) or a single
+// punctuation character.
+struct token {
+  std::string text;
+  int line = 0;  // 1-based
+  bool is_word = false;
+};
+
+// Splits blanked PTX into tokens. Words are maximal runs of letters, digits,
+// '_', '.', '$', '%' and "::" pairs, so "shared::cluster" is one word and the
+// label "L1:" is the word "L1" followed by ':'.
+std::vector<token> tokenize(std::string_view blanked);
+
+// The 1-based lines of `text` (without their newline characters).
+std::vector<std::string_view> split_lines(std::string_view text);
+
+}  // namespace ptxbench::ptx_text

@@ -1,0 +1,175 @@
+// compile_ptx through the real compilers (ptxas whole-program and nvJitLink),
+// for sm_90a and sm_100a, on a machine that may have no GPU.
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "evaluator/compile/compile.hpp"
+#include "fixtures.hpp"
+
+using namespace ptxbench;
+using ptxbench::test::read_ptx_fixture;
+
+namespace {
+const kernel_resources* find_kernel(const compile_report& r, const std::string& name) {
+  for (const kernel_resources& k : r.kernels) {
+    if (k.kernel == name) return &k;
+  }
+  return nullptr;
+}
+// Both compilers, or only nvJitLink where no ptxas executable exists.
+std::vector<compiler_backend> backends() {
+  if (ptxas_path().empty()) {
+    MESSAGE("ptxas not found: only nvJitLink is tested");
+    return {compiler_backend::nvjitlink};
+  }
+  return {compiler_backend::ptxas, compiler_backend::nvjitlink};
+}
+std::string name_of(compiler_backend b) { return b == compiler_backend::ptxas ? "ptxas" : "nvjitlink"; }
+
+bool has_elf_magic(const std::vector<char>& cubin) {
+  return cubin.size() > 4 && cubin[0] == 0x7f && cubin[1] == 'E' && cubin[2] == 'L' && cubin[3] == 'F';
+}
+}  // namespace
+
+TEST_CASE("a trivial kernel compiles to a cubin with its resources") {
+  for (compiler_backend backend : backends()) {
+    CAPTURE(name_of(backend));
+    const compiled_module m = compile_ptx(read_ptx_fixture("trivial_sm90a.ptx"), "sm_90a", backend);
+    REQUIRE(m.ok);
+    CHECK(has_elf_magic(m.cubin));
+    CHECK(m.report.cubin_bytes == m.cubin.size());
+    CHECK(m.report.arch == "sm_90a");
+    CHECK(m.time_ms > 0.0);
+    const kernel_resources* k = find_kernel(m.report, "saxpy");
+    REQUIRE(k != nullptr);
+    CHECK(k->registers > 0);
+    CHECK(k->spill_store_bytes == 0);
+    CHECK(m.report.log.find("Used") != std::string::npos);
+    CHECK(m.report.log.rfind(std::string("compiler: ") + (backend == compiler_backend::ptxas ? "ptxas" : "nvJitLink"),
+                             0) == 0);
+  }
+}
+
+TEST_CASE("the sm_90a fixtures compile: wgmma, mma.sync + ldmatrix + cp.async, TMA + mbarrier") {
+  for (compiler_backend backend : backends()) {
+    for (const char* name : {"wgmma_sm90a.ptx", "mma_sync_sm90a.ptx", "tma_mbarrier_sm90a.ptx"}) {
+      CAPTURE(name_of(backend));
+      CAPTURE(name);
+      const compiled_module m = compile_ptx(read_ptx_fixture(name), "sm_90a", backend);
+      CHECK(m.ok);
+      CHECK(m.report.kernels.size() == 1);
+    }
+  }
+  const compiled_module wgmma = compile_ptx(read_ptx_fixture("wgmma_sm90a.ptx"), "sm_90a");
+  REQUIRE(find_kernel(wgmma.report, "wgmma_tile") != nullptr);
+  CHECK(find_kernel(wgmma.report, "wgmma_tile")->static_shared_bytes == 24576);
+}
+
+TEST_CASE("the tcgen05 kernel compiles for sm_100a without a Blackwell GPU, and not for sm_90a") {
+  const std::string ptx = read_ptx_fixture("tcgen05_sm100a.ptx");
+  for (compiler_backend backend : backends()) {
+    CAPTURE(name_of(backend));
+    const compiled_module blackwell = compile_ptx(ptx, "sm_100a", backend);
+    CHECK(blackwell.ok);
+    CHECK(has_elf_magic(blackwell.cubin));
+    const compiled_module hopper = compile_ptx(ptx, "sm_90a", backend);
+    CHECK_FALSE(hopper.ok);
+    CHECK(hopper.cubin.empty());
+    REQUIRE_FALSE(hopper.report.diagnostics.empty());
+    CHECK(hopper.report.diagnostics[0].severity == "error");
+  }
+}
+
+TEST_CASE("a syntax error is reported at its line with the PTX around it quoted") {
+  for (compiler_backend backend : backends()) {
+    CAPTURE(name_of(backend));
+    const compiled_module m = compile_ptx(read_ptx_fixture("syntax_error_sm90a.ptx"), "sm_90a", backend);
+    CHECK_FALSE(m.ok);
+    CHECK(m.cubin.empty());
+    REQUIRE(m.report.diagnostics.size() == 1);
+    const ptxas_diagnostic& d = m.report.diagnostics[0];
+    CHECK(d.line == 14);
+    CHECK(d.severity == "error");
+    CHECK(d.message.find("syntax error") != std::string::npos);
+    CHECK(d.quoted.find(">   14 |  add.u32  %r2, %r1 4;") != std::string::npos);
+    CHECK(d.quoted.find("   12 |") != std::string::npos);
+    CHECK(d.quoted.find("   16 |") != std::string::npos);
+    CHECK(d.quoted.find("   17 |") == std::string::npos);
+    CHECK(m.report.log.find("candidate.ptx, line 14") != std::string::npos);  // no temporary file names
+  }
+}
+
+TEST_CASE("an undeclared register is reported as an unknown symbol on its line") {
+  for (compiler_backend backend : backends()) {
+    CAPTURE(name_of(backend));
+    const compiled_module m = compile_ptx(read_ptx_fixture("undefined_register_sm90a.ptx"), "sm_90a", backend);
+    CHECK_FALSE(m.ok);
+    bool found = false;
+    for (const ptxas_diagnostic& d : m.report.diagnostics) {
+      if (d.message.find("Unknown symbol '%r7'") != std::string::npos) {
+        found = true;
+        CHECK(d.line == 15);
+        CHECK(d.quoted.find(">   15 |") != std::string::npos);
+        CHECK(d.quoted.find("%r7") != std::string::npos);
+      }
+    }
+    CHECK(found);
+  }
+}
+
+TEST_CASE("empty PTX and an unknown architecture are failed compiles, not exceptions") {
+  const compiled_module empty = compile_ptx("  \n", "sm_90a");
+  CHECK_FALSE(empty.ok);
+  REQUIRE(empty.report.diagnostics.size() == 1);
+  CHECK(empty.report.diagnostics[0].message == "the PTX module is empty");
+  for (compiler_backend backend : backends()) {
+    CAPTURE(name_of(backend));
+    // Well-formed but unknown to the compiler: the compiler's own refusal.
+    const compiled_module unknown = compile_ptx(read_ptx_fixture("trivial_sm90a.ptx"), "sm_12345", backend);
+    CHECK_FALSE(unknown.ok);
+    CHECK_FALSE(unknown.report.diagnostics.empty());
+  }
+  // Not an architecture name at all: refused before any compiler sees it.
+  const compiled_module malformed = compile_ptx(read_ptx_fixture("trivial_sm90a.ptx"), "-o/tmp/x");
+  CHECK_FALSE(malformed.ok);
+  REQUIRE(malformed.report.diagnostics.size() == 1);
+  CHECK(malformed.report.diagnostics[0].message.find("is not a target architecture") != std::string::npos);
+}
+
+TEST_CASE("ptxas keeps setmaxnreg; nvJitLink drops it and says so") {
+  const std::string ptx = read_ptx_fixture("tma_mbarrier_sm90a.ptx");
+  const compiled_module relocatable = compile_ptx(ptx, "sm_90a", compiler_backend::nvjitlink);
+  REQUIRE(relocatable.ok);
+  bool advised = false;
+  for (const ptxas_diagnostic& d : relocatable.report.diagnostics) {
+    advised = advised || (d.severity == "info" && d.message.find("'setmaxnreg' ignored") != std::string::npos);
+  }
+  CHECK(advised);
+  if (ptxas_path().empty()) return;
+  const compiled_module whole = compile_ptx(ptx, "sm_90a", compiler_backend::ptxas);
+  REQUIRE(whole.ok);
+  for (const ptxas_diagnostic& d : whole.report.diagnostics) CHECK(d.message.find("setmaxnreg") == std::string::npos);
+  // setmaxnreg.inc to 232 shows as the kernel's register count.
+  REQUIRE(whole.report.kernels.size() == 1);
+  CHECK(whole.report.kernels[0].registers == 232);
+}
+
+TEST_CASE("compiles on several threads at once all succeed") {
+  const std::vector<std::string> fixtures = {"trivial_sm90a.ptx", "mma_sync_sm90a.ptx", "tma_mbarrier_sm90a.ptx",
+                                             "wgmma_sm90a.ptx"};
+  std::vector<std::string> texts;
+  for (const std::string& f : fixtures) texts.push_back(read_ptx_fixture(f));
+  std::vector<int> ok(8, 0);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < ok.size(); ++i) {
+    const compiler_backend backend = i % 2 ? compiler_backend::nvjitlink : compiler_backend::automatic;
+    threads.emplace_back([&, i, backend] {
+      const compiled_module m = compile_ptx(texts[i % texts.size()], "sm_90a", backend);
+      const bool disassembled = nvdisasm_path().empty() || !disassemble(m.cubin).instructions.empty();
+      ok[i] = m.ok && disassembled ? 1 : 0;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < ok.size(); ++i) CHECK_MESSAGE(ok[i] == 1, fixtures[i % fixtures.size()]);
+}

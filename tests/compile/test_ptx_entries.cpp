@@ -1,0 +1,84 @@
+// parse_ptx_entries on nvcc-generated, Triton-style and hand-written headers.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include "evaluator/compile/compile.hpp"
+#include "fixtures.hpp"
+
+using namespace ptxbench;
+using ptxbench::test::read_ptx_fixture;
+
+namespace {
+ptx_entry entry_named(const std::vector<ptx_entry>& entries, const std::string& name) {
+  for (const ptx_entry& e : entries) {
+    if (e.name == name) return e;
+  }
+  throw std::runtime_error("no entry " + name);
+}
+}  // namespace
+
+TEST_CASE("entries, not device functions or commented-out text, are found with their lines") {
+  const std::vector<ptx_entry> entries = parse_ptx_entries(read_ptx_fixture("entries_mixed.ptx"));
+  REQUIRE(entries.size() == 3);
+  CHECK(entries[0].name == "triton_matmul");
+  CHECK(entries[0].line == 19);
+  CHECK(entries[1].name == "tma_gemm");
+  CHECK(entries[2].name == "weak_kernel");
+  CHECK(entries[2].params.empty());
+}
+
+TEST_CASE("Triton pointers: the .align after .ptr is the pointee's, the parameter is 8 bytes aligned 8") {
+  const ptx_entry e = entry_named(parse_ptx_entries(read_ptx_fixture("entries_mixed.ptx")), "triton_matmul");
+  REQUIRE(e.params.size() == 3);
+  CHECK(e.params[0].name == "triton_matmul_param_0");
+  CHECK(e.params[0].type == ".u64");
+  CHECK(e.params[0].size_bytes == 8);
+  CHECK(e.params[0].align == 8);
+  CHECK(e.params[1].name == "triton_matmul_param_1");
+  CHECK(e.params[1].align == 8);
+  CHECK(e.params[2].type == ".u32");
+  CHECK(e.params[2].size_bytes == 4);
+  CHECK(e.directives.at(".reqntid") == "128,1,1");
+  CHECK(e.directives.at(".maxnreg") == "168");
+}
+
+TEST_CASE("tensor maps by value, one-line parameter lists and several directives on a line") {
+  const ptx_entry e = entry_named(parse_ptx_entries(read_ptx_fixture("entries_mixed.ptx")), "tma_gemm");
+  REQUIRE(e.params.size() == 6);
+  CHECK(e.params[0].name == "tma_gemm_a_map");
+  CHECK(e.params[0].type == ".b8");
+  CHECK(e.params[0].array_length == 128);
+  CHECK(e.params[0].size_bytes == 128);
+  CHECK(e.params[0].align == 64);
+  CHECK(e.params[1].align == 128);
+  CHECK(e.params[2].name == "c");
+  CHECK(e.params[4].size_bytes == 8);
+  CHECK(e.params[5].type == ".f32");
+  CHECK(e.directives.at(".maxntid") == "384,1,1");
+  CHECK(e.directives.at(".reqnctapercluster") == "2,1,1");
+  CHECK(e.directives.at(".minnctapersm") == "1");
+}
+
+TEST_CASE("nvcc output: CUtensorMap parameters are .align 128 .b8 [128]") {
+  const std::vector<ptx_entry> entries = parse_ptx_entries(read_ptx_fixture("tma_mbarrier_sm90a.ptx"));
+  REQUIRE(entries.size() == 1);
+  const ptx_entry& e = entries[0];
+  CHECK(e.name == "tma_copy");
+  CHECK(e.line == 17);
+  REQUIRE(e.params.size() == 3);
+  CHECK(e.params[0].size_bytes == 128);
+  CHECK(e.params[0].align == 128);
+  CHECK(e.params[2].name == "tma_copy_param_2");
+  CHECK(e.params[2].type == ".u32");
+  CHECK(e.directives.at(".maxntid") == "256,1,1");
+}
+
+TEST_CASE("text that is not PTX yields no entries and no exception") {
+  CHECK(parse_ptx_entries("").empty());
+  CHECK(parse_ptx_entries("I cannot write that kernel.").empty());
+  const std::vector<ptx_entry> truncated = parse_ptx_entries(".visible .entry cut(.param .u64 a, .param");
+  REQUIRE(truncated.size() == 1);
+  CHECK(truncated[0].name == "cut");
+  CHECK(truncated[0].params.size() == 2);
+}

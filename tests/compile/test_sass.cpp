@@ -1,0 +1,197 @@
+// disassemble() and the readers of nvdisasm output: the opcodes the PTX
+// fixtures lower to, and instruction offsets as CUPTI reports PCs.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "evaluator/compile/compile.hpp"
+#include "evaluator/compile/sass_parse.hpp"
+#include "fixtures.hpp"
+
+using namespace ptxbench;
+using ptxbench::test::read_ptx_fixture;
+
+namespace {
+
+// The listing of a fixture, or nullopt (with a message) where no nvdisasm exists.
+std::optional<sass_listing> listing_of(const std::string& fixture, const std::string& arch) {
+  const compiled_module m = compile_ptx(read_ptx_fixture(fixture), arch);
+  REQUIRE(m.ok);
+  sass_listing listing = disassemble(m.cubin);
+  if (!listing.available && nvdisasm_path().empty()) {
+    MESSAGE("skipped: nvdisasm not found (" << listing.error << ")");
+    return std::nullopt;
+  }
+  REQUIRE_MESSAGE(listing.available, listing.error);
+  return listing;
+}
+
+int count_matching(const sass_listing& l, const std::string& table_opcode) {
+  int n = 0;
+  for (const sass_instruction& inst : l.instructions) n += sass_opcode_matches(inst, table_opcode) ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("wgmma lowers to HGMMA and QGMMA with their shapes in the opcode") {
+  auto l = listing_of("wgmma_sm90a.ptx", "sm_90a");
+  if (!l) return;
+  CHECK(l->source == "nvdisasm --emit-json");
+  CHECK(l->opcode_counts["HGMMA"] >= 2);
+  CHECK(l->opcode_counts["QGMMA"] == 1);
+  if (ptxbench::test::default_compile_keeps_setmaxnreg()) CHECK(l->opcode_counts["USETMAXREG"] == 1);
+  CHECK(count_matching(*l, "HGMMA.64x128x16.F32.BF16") == 2);
+  for (const sass_instruction& inst : l->instructions) CHECK(inst.function == "wgmma_tile");
+}
+
+TEST_CASE("mma.sync, ldmatrix, stmatrix and cp.async lower to HMMA, LDSM, STSM and LDGSTS") {
+  auto l = listing_of("mma_sync_sm90a.ptx", "sm_90a");
+  if (!l) return;
+  CHECK(l->opcode_counts["HMMA"] > 0);
+  CHECK(count_matching(*l, "HMMA.16816.F32.BF16") == l->opcode_counts["HMMA"]);
+  CHECK(l->opcode_counts["LDSM"] > 0);
+  CHECK(l->opcode_counts["STSM"] == 1);
+  CHECK(l->opcode_counts["LDGSTS"] > 0);
+}
+
+TEST_CASE("TMA and mbarrier lower to UTMALDG, UTMASTG and SYNCS.*") {
+  auto l = listing_of("tma_mbarrier_sm90a.ptx", "sm_90a");
+  if (!l) return;
+  CHECK(count_matching(*l, "UTMALDG") == 1);
+  CHECK(count_matching(*l, "UTMASTG") == 1);
+  CHECK(count_matching(*l, "SYNCS.PHASECHK") >= 1);
+  CHECK(count_matching(*l, "SYNCS.EXCH") == 1);
+  CHECK(count_matching(*l, "SYNCS.ARRIVE") == 1);
+  CHECK(count_matching(*l, "SYNCS.ARRIVE.TRANS") == 0);  // prefixes end at a '.', not mid-word
+}
+
+TEST_CASE("tcgen05 on sm_100a lowers to UTCHMMA, UTCQMMA, UTCBAR and LDTM") {
+  auto l = listing_of("tcgen05_sm100a.ptx", "sm_100a");
+  if (!l) return;
+  CHECK(l->opcode_counts["UTCHMMA"] == 1);
+  CHECK(l->opcode_counts["UTCQMMA"] == 1);
+  CHECK(l->opcode_counts["UTCBAR"] == 1);
+  CHECK(l->opcode_counts["LDTM"] == 1);
+  CHECK(count_matching(*l, "UTCATOMSWS.FIND_AND_SET") >= 1);
+  CHECK(count_matching(*l, "UTMALDG") == 1);
+}
+
+TEST_CASE("offsets from --emit-json equal the addresses of the text disassembly") {
+  const compiled_module m = compile_ptx(read_ptx_fixture("tma_mbarrier_sm90a.ptx"), "sm_90a");
+  REQUIRE(m.ok);
+  const sass_listing json = disassemble(m.cubin);
+  const std::string nvdisasm = nvdisasm_path();
+  if (nvdisasm.empty()) {
+    MESSAGE("skipped: nvdisasm not found");
+    return;
+  }
+  const std::filesystem::path cubin = std::filesystem::temp_directory_path() / "ptxbench-test-offsets.cubin";
+  std::ofstream(cubin, std::ios::binary).write(m.cubin.data(), static_cast<std::streamsize>(m.cubin.size()));
+  std::string text;
+  FILE* pipe = ::popen(("'" + nvdisasm + "' -c '" + cubin.string() + "'").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) text.append(buffer, n);
+  ::pclose(pipe);
+  std::filesystem::remove(cubin);
+  const std::vector<sass_instruction> from_text = parse_nvdisasm_text(text);
+  REQUIRE(json.instructions.size() == from_text.size());
+  REQUIRE(json.instructions.size() > 10);
+  for (size_t i = 0; i < from_text.size(); ++i) {
+    CAPTURE(i);
+    CHECK(json.instructions[i].function == from_text[i].function);
+    CHECK(json.instructions[i].offset == from_text[i].offset);
+    CHECK(json.instructions[i].opcode == from_text[i].opcode);
+  }
+}
+
+TEST_CASE("the JSON reader takes predicates and operands and refuses a shape it does not know") {
+  const std::string doc = R"([{"SM": {"version": {"major": 9, "minor": 0}}},
+    [{"function-name": "k", "start": 0, "length": 48, "sass-instructions": [
+      {"opcode": "LDC", "operands": "R1,c[0x0][0x28]"},
+      {"predicate": "@!P0", "opcode": "BRA", "operands": "0x60", "other-attributes": {"control-flow": "True"}},
+      {"opcode": "EXIT"}]}]])";
+  const auto parsed = parse_nvdisasm_json(doc);
+  REQUIRE(parsed.has_value());
+  REQUIRE(parsed->size() == 3);
+  CHECK((*parsed)[1].offset == 16);
+  CHECK((*parsed)[1].opcode == "BRA");
+  CHECK((*parsed)[1].text == "@!P0 BRA 0x60");
+  CHECK((*parsed)[0].text == "LDC R1, c[0x0][0x28]");
+  CHECK((*parsed)[2].text == "EXIT");
+  CHECK_FALSE(parse_nvdisasm_json("not json").has_value());
+  CHECK_FALSE(parse_nvdisasm_json(R"([{"a": 1}, []])").has_value());
+  // A "length" that is not 16 bytes per listed instruction: offsets cannot be trusted.
+  CHECK_FALSE(
+      parse_nvdisasm_json(R"([{}, [{"function-name": "k", "length": 64, "sass-instructions": [{"opcode": "EXIT"}]}]])")
+          .has_value());
+}
+
+TEST_CASE("the text reader attributes instructions to their section and strips predicates") {
+  const std::string text =
+      "\t.section\t.text.k1,\"ax\",@progbits\n"
+      "k1:\n"
+      "        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"
+      "        /*0010*/               @P0 BRA `(.L_x_0) ;\n"
+      "$k1$helper:\n"
+      "        /*0020*/                   HGMMA.64x128x16.F32.BF16 R24, gdesc[UR4], R24, gsb0 ;\n"
+      "\t.section\t.text.k2,\"ax\",@progbits\n"
+      "        /*0000*/                   EXIT ;\n";
+  const std::vector<sass_instruction> insts = parse_nvdisasm_text(text);
+  REQUIRE(insts.size() == 4);
+  CHECK(insts[1].function == "k1");
+  CHECK(insts[1].offset == 0x10);
+  CHECK(insts[1].opcode == "BRA");
+  CHECK(insts[1].text == "@P0 BRA `(.L_x_0)");
+  CHECK(insts[2].function == "k1");
+  CHECK(insts[2].opcode == "HGMMA");
+  CHECK(insts[3].function == "k2");
+  CHECK(insts[3].offset == 0);
+}
+
+TEST_CASE("an empty cubin is an unavailable listing with a reason, not an exception") {
+  const sass_listing l = disassemble({});
+  CHECK_FALSE(l.available);
+  CHECK_FALSE(l.error.empty());
+}
+
+TEST_CASE("without --emit-json the text disassembly gives the same instructions") {
+  const std::string real = nvdisasm_path();
+  if (real.empty()) {
+    MESSAGE("skipped: nvdisasm not found");
+    return;
+  }
+  const compiled_module m = compile_ptx(read_ptx_fixture("mma_sync_sm90a.ptx"), "sm_90a");
+  REQUIRE(m.ok);
+  const sass_listing json = disassemble(m.cubin);
+  // An nvdisasm that refuses --emit-json, as older releases do.
+  const std::filesystem::path wrapper = std::filesystem::temp_directory_path() / "ptxbench-test-old-nvdisasm.sh";
+  std::ofstream(wrapper)
+      << "#!/bin/sh\nif [ \"$1\" = \"--emit-json\" ]; then echo \"nvdisasm fatal : Unknown option\" >&2; "
+         "exit 1; fi\nexec '"
+      << real << "' \"$@\"\n";
+  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+  ::setenv("PTXBENCH_NVDISASM", wrapper.c_str(), 1);
+  const sass_listing text = disassemble(m.cubin);
+  ::setenv("PTXBENCH_NVDISASM", "/nonexistent/nvdisasm", 1);
+  const sass_listing missing = disassemble(m.cubin);
+  ::unsetenv("PTXBENCH_NVDISASM");
+  std::filesystem::remove(wrapper);
+
+  REQUIRE(text.available);
+  CHECK(text.source == "nvdisasm");
+  CHECK(text.opcode_counts == json.opcode_counts);
+  REQUIRE(text.instructions.size() == json.instructions.size());
+  for (size_t i = 0; i < text.instructions.size(); ++i) {
+    CHECK(text.instructions[i].offset == json.instructions[i].offset);
+    // Branch targets differ by form: "`(.L_x_0)" in text, "0x1bf0" in JSON.
+    if (text.instructions[i].text.find('`') == std::string::npos) {
+      CHECK(text.instructions[i].text == json.instructions[i].text);
+    }
+  }
+  CHECK_FALSE(missing.available);
+  CHECK(missing.error.find("nvdisasm not found") != std::string::npos);
+}
