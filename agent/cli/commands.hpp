@@ -12,5 +12,6 @@ int cmd_export(int argc, char** argv);
 int cmd_replay(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
+int cmd_merge(int argc, char** argv);
 
 }  // namespace ptxbench::cli

@@ -23,6 +23,7 @@ const command commands[] = {
     {"replay", ptxbench::cli::cmd_replay, "re-evaluate logged candidates and show changed verdicts"},
     {"report", ptxbench::cli::cmd_report, "per model x task metrics, terminal table and HTML with plots"},
     {"serve", ptxbench::cli::cmd_serve, "read-only web viewer over a run database"},
+    {"merge", ptxbench::cli::cmd_merge, "merge shard databases (run --shard i/n) into one"},
 };
 
 void usage(std::FILE* out) {

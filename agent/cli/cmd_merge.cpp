@@ -1,0 +1,86 @@
+// ptxbench merge: unite the shard databases of a sharded run (`run --shard i/n`,
+// one database per shard, e.g. a Slurm array job) into one database.
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+
+#include "agent/cli/commands.hpp"
+#include "agent/cli/options.hpp"
+#include "agent/store/merge.hpp"
+#include "evaluator/api/json_path.hpp"
+
+namespace ptxbench::cli {
+namespace {
+
+void print_summary(const merge_result& r, const std::filesystem::path& out) {
+  std::printf("merged %d input database%s into %s\n\n", r.inputs, r.inputs == 1 ? "" : "s", out.c_str());
+  std::printf("%-28s %-6s %-11s %12s %10s %8s %6s %12s %9s\n", "experiment", "inputs", "status", "trajectories",
+              "completed", "skipped", "turns", "evaluations", "failures");
+  for (const auto& e : r.experiments)
+    std::printf("%-28s %-6d %-11s %12d %10d %8d %6d %12d %9d%s\n", e.name.c_str(), e.databases, e.status.c_str(),
+                e.trajectories_copied, e.trajectories_completed, e.trajectories_skipped, e.turns, e.evaluations,
+                e.llm_failures, e.created ? "" : "  (existed)");
+  int skipped = 0;
+  int completed = 0;
+  for (const auto& e : r.experiments) {
+    skipped += e.trajectories_skipped;
+    completed += e.trajectories_completed;
+  }
+  std::printf("%-28s %-6d %-11s %12d %10d %8d %6d %12d %9d\n", "total", r.inputs, "",
+              r.total_trajectories() - completed, completed, skipped, r.total_turns(), r.total_evaluations(),
+              r.total_llm_failures());
+  std::printf("\ntrajectories: new ones copied; completed: pending in the output and continued; "
+              "skipped: already present and identical.\ncounts are rows written.\n");
+  for (const auto& w : r.warnings) std::fprintf(stderr, "ptxbench: warning: %s\n", w.c_str());
+}
+
+}  // namespace
+
+int cmd_merge(int argc, char** argv) {
+  cxxopts::Options opts(argv[0],
+                        "Merge the shard databases of a sharded run into one.\n"
+                        "  ptxbench merge --out runs/all.db runs/shard-*.db\n"
+                        "Experiments of one name become one; a trajectory found in two inputs must be identical "
+                        "there (shards must not overlap). Merging again adds nothing.");
+  opts.add_options()
+    ("out", "the merged database (created if absent; may hold an earlier merge)", cxxopts::value<std::string>())
+    ("experiment", "merge only this experiment (repeatable)", cxxopts::value<std::vector<std::string>>())
+    ("inputs", "shard databases", cxxopts::value<std::vector<std::string>>());
+  opts.parse_positional({"inputs"});
+  opts.positional_help("SHARD.db...");
+  cxxopts::ParseResult args;
+  int code = 0;
+  try {
+    if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
+    const auto out_path = option_or_env(args, "out");
+    if (!out_path) throw input_error("--out is required: the merged database to write");
+    if (!args.count("inputs")) throw input_error("no input databases given");
+    std::vector<std::filesystem::path> inputs;
+    for (const auto& p : args["inputs"].as<std::vector<std::string>>()) {
+      // Checked before opening --out, so a typo does not leave an empty output behind.
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(p, ec)) throw input_error("input '" + p + "': no such file");
+      inputs.emplace_back(p);
+    }
+    merge_options options;
+    if (args.count("experiment")) options.experiments = args["experiment"].as<std::vector<std::string>>();
+    auto out = run_store::open(*out_path);
+    const merge_result result = merge_run_databases(inputs, *out, options);
+    print_summary(result, *out_path);
+    return exit_code::ok;
+  } catch (const cxxopts::exceptions::exception& e) {
+    print_error(e.what());
+    return exit_code::usage;
+  } catch (const input_error& e) {
+    print_error(e.what());
+    return exit_code::usage;
+  } catch (const merge_error& e) {
+    print_error(e.what());
+    return exit_code::usage;
+  } catch (const std::exception& e) {
+    print_error(e.what());
+    return exit_code::infrastructure;
+  }
+}
+
+}  // namespace ptxbench::cli
