@@ -1,0 +1,277 @@
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <cfloat>
+
+#include "evaluator/gpu/kernels.hpp"
+
+namespace ptxbench::gpu {
+namespace {
+
+constexpr int k_threads = 256;
+
+int blocks_for(int64_t n, int per_thread = 4) {
+  int64_t b = (n + int64_t(k_threads) * per_thread - 1) / (int64_t(k_threads) * per_thread);
+  if (b < 1) b = 1;
+  return int(b > 65535 * 16 ? 65535 * 16 : b);
+}
+
+__device__ __forceinline__ uint64_t mix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+__device__ __forceinline__ float load_as_float(const void* p, elem t, int64_t i) {
+  switch (t) {
+    case elem::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    case elem::fp16: return __half2float(static_cast<const __half*>(p)[i]);
+    case elem::fp8_e4m3: {
+      __nv_fp8_e4m3 v;
+      v.__x = static_cast<const __nv_fp8_storage_t*>(p)[i];
+      return float(v);
+    }
+    case elem::fp32: return static_cast<const float*>(p)[i];
+    case elem::i32: return float(static_cast<const int*>(p)[i]);
+  }
+  return 0.f;
+}
+
+__device__ __forceinline__ void store_from_float(void* p, elem t, int64_t i, float v) {
+  switch (t) {
+    case elem::bf16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(v); break;
+    case elem::fp16: static_cast<__half*>(p)[i] = __float2half_rn(v); break;
+    case elem::fp8_e4m3: static_cast<__nv_fp8_storage_t*>(p)[i] = __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3); break;
+    case elem::fp32: static_cast<float*>(p)[i] = v; break;
+    case elem::i32: static_cast<int*>(p)[i] = int(v); break;
+  }
+}
+
+__global__ void fill_uniform_kernel(void* p, elem t, int64_t n, uint64_t seed, uint64_t tag) {
+  uint64_t key = mix64(seed ^ mix64(tag));
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    uint64_t h = mix64(key ^ uint64_t(i));
+    float u = float(h >> 40) * (1.0f / 16777216.0f);  // [0, 1)
+    store_from_float(p, t, i, 2.f * u - 1.f);
+  }
+}
+
+__global__ void upcast_kernel(const void* src, elem t, int64_t n, float* dst) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    dst[i] = load_as_float(src, t, i);
+}
+
+__global__ void downcast_kernel(const float* src, int64_t n, elem t, void* dst) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    store_from_float(dst, t, i, src[i]);
+}
+
+__global__ void checksum_kernel(const uint8_t* p, int64_t bytes, unsigned long long* out) {
+  uint64_t acc = 0;
+  int64_t words = bytes / 4;
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(p);
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < words; i += int64_t(gridDim.x) * blockDim.x)
+    acc += mix64((uint64_t(w[i]) << 32) ^ uint64_t(i));
+  for (int64_t i = words * 4 + blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < bytes;
+       i += int64_t(gridDim.x) * blockDim.x)
+    acc += mix64((uint64_t(p[i]) << 40) ^ uint64_t(i));
+  for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+  if ((threadIdx.x & 31) == 0) atomicAdd(out, (unsigned long long)acc);
+}
+
+__global__ void count_not_kernel(const uint8_t* p, int64_t bytes, uint8_t pattern, unsigned long long* out) {
+  unsigned long long n = 0;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < bytes; i += int64_t(gridDim.x) * blockDim.x)
+    n += p[i] != pattern;
+  for (int o = 16; o > 0; o >>= 1) n += __shfl_xor_sync(0xffffffffu, n, o);
+  if ((threadIdx.x & 31) == 0 && n) atomicAdd(out, n);
+}
+
+__device__ __forceinline__ bool is_poison(const void* p, elem t, int64_t i) {
+  switch (t) {
+    case elem::bf16:
+    case elem::fp16: return static_cast<const uint16_t*>(p)[i] == 0xFFFFu;
+    case elem::fp32: return static_cast<const uint32_t*>(p)[i] == 0xFFFFFFFFu;
+    default: return false;
+  }
+}
+
+__global__ void compare_kernel(const void* out, elem t, const float* ref, int64_t n, int64_t cols, float atol,
+                               float rtol, compare_totals* tot, unsigned* row_bad, unsigned* col_bad,
+                               unsigned* tile_bad, int64_t tile_cols) {
+  unsigned long long bad = 0, nonfinite = 0, untouched = 0;
+  float max_abs = 0.f, max_rel = 0.f;
+  double sse = 0.0, ssr = 0.0;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    float r = ref[i];
+    ssr += double(r) * r;
+    bool is_bad = false;
+    if (is_poison(out, t, i)) {
+      ++untouched;
+      is_bad = true;
+    } else {
+      float o = load_as_float(out, t, i);
+      if (!isfinite(o)) {
+        ++nonfinite;
+        is_bad = true;
+      } else {
+        float d = fabsf(o - r);
+        sse += double(d) * d;
+        max_abs = fmaxf(max_abs, d);
+        max_rel = fmaxf(max_rel, d / (fabsf(r) + atol));
+        is_bad = d > atol + rtol * fabsf(r);
+      }
+    }
+    if (is_bad) {
+      ++bad;
+      int64_t row = i / cols, col = i % cols;
+      atomicAdd(&row_bad[row], 1u);
+      atomicAdd(&col_bad[col], 1u);
+      atomicAdd(&tile_bad[(row / 128) * tile_cols + col / 128], 1u);
+      atomicMin(&tot->first_bad, (unsigned long long)i);
+    }
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    bad += __shfl_xor_sync(0xffffffffu, bad, o);
+    nonfinite += __shfl_xor_sync(0xffffffffu, nonfinite, o);
+    untouched += __shfl_xor_sync(0xffffffffu, untouched, o);
+    max_abs = fmaxf(max_abs, __shfl_xor_sync(0xffffffffu, max_abs, o));
+    max_rel = fmaxf(max_rel, __shfl_xor_sync(0xffffffffu, max_rel, o));
+    sse += __shfl_xor_sync(0xffffffffu, sse, o);
+    ssr += __shfl_xor_sync(0xffffffffu, ssr, o);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    if (bad) atomicAdd(&tot->bad, bad);
+    if (nonfinite) atomicAdd(&tot->nonfinite, nonfinite);
+    if (untouched) atomicAdd(&tot->untouched, untouched);
+    atomicMax(&tot->max_abs_bits, __float_as_uint(max_abs));
+    atomicMax(&tot->max_rel_bits, __float_as_uint(max_rel));
+    atomicAdd(&tot->sum_sq_err, sse);
+    atomicAdd(&tot->sum_sq_ref, ssr);
+  }
+}
+
+__device__ float block_reduce(float v, bool is_max) {
+  __shared__ float part[32];
+  for (int o = 16; o > 0; o >>= 1) {
+    float w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = is_max ? fmaxf(v, w) : v + w;
+  }
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads();
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  int warps = blockDim.x / 32;
+  v = lane < warps ? part[lane] : (is_max ? -FLT_MAX : 0.f);
+  for (int o = 16; o > 0; o >>= 1) {
+    float w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = is_max ? fmaxf(v, w) : v + w;
+  }
+  return v;
+}
+
+__global__ void softmax_kernel(float* s, int cols, int64_t rows_per_head, bool causal, float* lse_out,
+                               const float* lse_in) {
+  int64_t row = blockIdx.x;
+  float* x = s + row * cols;
+  int limit = causal ? int(row % rows_per_head) + 1 : cols;
+  float lse;
+  if (lse_in) {
+    lse = lse_in[row];
+  } else {
+    float m = -FLT_MAX;
+    for (int j = threadIdx.x; j < limit; j += blockDim.x) m = fmaxf(m, x[j]);
+    m = block_reduce(m, true);
+    float sum = 0.f;
+    for (int j = threadIdx.x; j < limit; j += blockDim.x) sum += expf(x[j] - m);
+    sum = block_reduce(sum, false);
+    lse = m + logf(sum);
+    if (threadIdx.x == 0) lse_out[row] = lse;
+  }
+  for (int j = threadIdx.x; j < cols; j += blockDim.x) x[j] = j < limit ? expf(x[j] - lse) : 0.f;
+}
+
+__global__ void row_dot_kernel(const float* a, const float* b, int64_t rows, int d, float* out) {
+  int64_t row = blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32;
+  if (row >= rows) return;
+  float acc = 0.f;
+  for (int k = threadIdx.x % 32; k < d; k += 32) acc += a[row * d + k] * b[row * d + k];
+  for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+  if (threadIdx.x % 32 == 0) out[row] = acc;
+}
+
+__global__ void softmax_backward_kernel(float* dp, const float* p, const float* delta, int64_t n, int cols) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    dp[i] = p[i] * (dp[i] - delta[i / cols]);
+}
+
+}  // namespace
+
+int elem_bytes(elem t) {
+  switch (t) {
+    case elem::bf16:
+    case elem::fp16: return 2;
+    case elem::fp8_e4m3: return 1;
+    default: return 4;
+  }
+}
+
+void fill_uniform(CUdeviceptr p, elem t, int64_t n, uint64_t seed, uint64_t tag, CUstream stream) {
+  fill_uniform_kernel<<<blocks_for(n), k_threads, 0, stream>>>(reinterpret_cast<void*>(p), t, n, seed, tag);
+}
+
+void upcast_to_f32(CUdeviceptr src, elem t, int64_t n, float* dst, CUstream stream) {
+  upcast_kernel<<<blocks_for(n), k_threads, 0, stream>>>(reinterpret_cast<const void*>(src), t, n, dst);
+}
+
+void downcast_from_f32(const float* src, int64_t n, elem t, CUdeviceptr dst, CUstream stream) {
+  downcast_kernel<<<blocks_for(n), k_threads, 0, stream>>>(src, n, t, reinterpret_cast<void*>(dst));
+}
+
+uint64_t checksum(CUdeviceptr p, int64_t bytes, unsigned long long* scratch, CUstream stream) {
+  cudaMemsetAsync(scratch, 0, 8, stream);
+  checksum_kernel<<<blocks_for(bytes / 4 + 1), k_threads, 0, stream>>>(reinterpret_cast<const uint8_t*>(p), bytes,
+                                                                       scratch);
+  unsigned long long v = 0;
+  cudaMemcpyAsync(&v, scratch, 8, cudaMemcpyDeviceToHost, stream);
+  cudaStreamSynchronize(stream);
+  return v;
+}
+
+int64_t count_bytes_not(CUdeviceptr p, int64_t bytes, uint8_t pattern, unsigned long long* scratch,
+                        CUstream stream) {
+  cudaMemsetAsync(scratch, 0, 8, stream);
+  count_not_kernel<<<blocks_for(bytes), k_threads, 0, stream>>>(reinterpret_cast<const uint8_t*>(p), bytes, pattern,
+                                                                scratch);
+  unsigned long long v = 0;
+  cudaMemcpyAsync(&v, scratch, 8, cudaMemcpyDeviceToHost, stream);
+  cudaStreamSynchronize(stream);
+  return int64_t(v);
+}
+
+void compare_output(CUdeviceptr out, elem t, const float* ref, int64_t n, int64_t cols, float atol, float rtol,
+                    compare_totals* totals, unsigned* row_bad, unsigned* col_bad, unsigned* tile_bad,
+                    CUstream stream) {
+  int64_t tile_cols = (cols + 127) / 128;
+  compare_kernel<<<blocks_for(n), k_threads, 0, stream>>>(reinterpret_cast<const void*>(out), t, ref, n, cols, atol,
+                                                          rtol, totals, row_bad, col_bad, tile_bad, tile_cols);
+}
+
+void softmax_rows(float* scores, int64_t rows, int cols, int64_t rows_per_head, bool causal, float* lse_out,
+                  const float* lse_in, CUstream stream) {
+  softmax_kernel<<<unsigned(rows), k_threads, 0, stream>>>(scores, cols, rows_per_head, causal, lse_out, lse_in);
+}
+
+void row_dot(const float* a, const float* b, int64_t rows, int d, float* out, CUstream stream) {
+  int warps = k_threads / 32;
+  row_dot_kernel<<<unsigned((rows + warps - 1) / warps), k_threads, 0, stream>>>(a, b, rows, d, out);
+}
+
+void softmax_backward(float* dp, const float* p, const float* delta, int64_t rows, int cols, CUstream stream) {
+  int64_t n = rows * cols;
+  softmax_backward_kernel<<<blocks_for(n), k_threads, 0, stream>>>(dp, p, delta, n, cols);
+}
+
+}  // namespace ptxbench::gpu

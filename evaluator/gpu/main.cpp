@@ -1,0 +1,68 @@
+// ptxbench-worker: the GPU side of the evaluator. One process per GPU, started
+// by the supervisor (evaluator/pool) with `--device N`; speaks the protocol of
+// evaluator/pool/protocol.hpp on stdin/stdout. Exits after a sticky CUDA error
+// (the context is lost) so the supervisor starts a fresh one.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "evaluator/gpu/cuda_check.hpp"
+#include "evaluator/gpu/job.hpp"
+#include "evaluator/gpu/references.hpp"
+#include "evaluator/gpu/worker_state.hpp"
+#include "evaluator/pool/protocol.hpp"
+
+using namespace ptxbench;
+
+int main(int argc, char** argv) {
+  int device = 0;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--device") == 0) device = std::atoi(argv[i + 1]);
+  // Only protocol lines go to the supervisor: anything a library prints to
+  // stdout is diverted to stderr.
+  int out = ::dup(1);
+  ::dup2(2, 1);
+  auto send = [out](const nlohmann::json& j) { protocol::write_line(out, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)); };
+
+  gpu::worker_state w;
+  w.progress = [&](const protocol::worker_progress& p) { send(protocol::to_json(p)); };
+  try {
+    gpu::init_worker(w, device);
+  } catch (const gpu::cuda_error& e) {
+    bool none = e.code == CUDA_ERROR_NO_DEVICE || e.code == CUDA_ERROR_STUB_LIBRARY ||
+                e.code == CUDA_ERROR_INVALID_DEVICE || e.code == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;
+    send({{"type", "fatal"}, {"error", std::string(none ? "no GPU on this machine: " : "GPU worker start failed: ") + e.what()}});
+    return 2;
+  } catch (const std::exception& e) {
+    send({{"type", "fatal"}, {"error", std::string("GPU worker start failed: ") + e.what()}});
+    return 2;
+  }
+  send(protocol::to_json(w.hello));
+
+  gpu::reference_cache refs(w);
+  protocol::line_reader in(0);
+  std::string line;
+  while (in.read_line(line, -1) == protocol::line_reader::status::line) {
+    protocol::worker_result res;
+    try {
+      auto j = nlohmann::json::parse(line);
+      res.id = j.value("id", uint64_t(0));
+      protocol::worker_job job = protocol::job_from_json(j);
+      res = gpu::run_job(w, refs, job);
+    } catch (const gpu::cuda_error& e) {
+      res.partial.runtime = runtime_report{std::string("worker error: ") + e.what(), -1, "", e.sticky};
+      res.partial.stages[stage::runtime] = {stage_status::failed, res.partial.runtime->error, 0.0};
+      res.context_lost = e.sticky;
+      res.dynamic.error = "not reached: runtime failed";
+    } catch (const std::exception& e) {
+      res.partial.stages[stage::runtime] = {stage_status::not_run, std::string("worker error: ") + e.what(), 0.0};
+      res.dynamic.error = "not reached: worker error";
+    }
+    send(protocol::to_json(res));
+    if (res.context_lost) std::_Exit(3);  // no cleanup on a lost context: it could only fail or hang
+  }
+  return 0;
+}

@@ -1,0 +1,38 @@
+#pragma once
+// What a worker keeps for its whole life: device, context, stream, cuBLAS,
+// the measured peak rates, an L2 flush buffer, and a channel for progress
+// messages to the supervisor (each one re-arms its watchdog).
+#include <cublas_v2.h>
+#include <cuda.h>
+
+#include <functional>
+#include <string>
+
+#include "evaluator/gpu/device_memory.hpp"
+#include "evaluator/gpu/launcher.hpp"
+#include "evaluator/pool/protocol.hpp"
+
+namespace ptxbench::gpu {
+
+struct worker_state {
+  int ordinal = 0;
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  device_limits limits;
+  protocol::worker_hello hello;
+  device_memory l2_flush;         // written before every timed sample
+  device_memory scratch8;         // 8 bytes for reductions
+  std::function<void(const protocol::worker_progress&)> progress;
+
+  void report(const std::string& what, double limit_ms, int launch = -1, const std::string& size = "") const {
+    if (progress) progress({what, limit_ms, launch, size});
+  }
+};
+
+// Creates the context (the device's primary context), the stream and cuBLAS,
+// and measures peak bf16 GEMM rate and copy bandwidth. Throws cuda_error.
+void init_worker(worker_state& w, int ordinal);
+
+}  // namespace ptxbench::gpu

@@ -1,0 +1,115 @@
+#pragma once
+// The supervisor <-> ptxbench-worker protocol: one JSON object per line over
+// the worker's stdin (jobs) and stdout (hello, progress, result). Plain C++:
+// both the CUDA-free supervisor and the worker link it.
+//
+//   worker -> supervisor, once at start:
+//     {"type":"hello","device":0,"device_count":1,"name":"NVIDIA H200","arch":"sm_90",
+//      "sm_count":132,"l2_bytes":...,"peak_tflops":...,"copy_gbps":...}
+//     or {"type":"fatal","error":"..."} followed by exit.
+//   supervisor -> worker, per job:
+//     {"type":"job","id":7,"task":{..task json..},"manifest":{..},"cubin_b64":"...",
+//      "seeds":[1,2],"hidden_seed":..,"run_timing":true,"run_dynamic":true,
+//      "time_limit_ms":10000,"timing_budget_ms":1500}
+//   worker -> supervisor, while working (each one re-arms the watchdog):
+//     {"type":"progress","what":"launch 0 (gemm) at size M=384 N=256 K=1024","limit_ms":10000}
+//   worker -> supervisor, at the end of the job:
+//     {"type":"result","id":7,"partial":{..evaluation_result json..},"context_lost":false,
+//      "dynamic":{"ran":true,"error":"","size":"M=384 ...","task_flops":2.0e8,"time_ms":80,
+//                 "counts":[["gemm",1024,4096], ...]}}   // [function, pc offset, executed]
+//   A worker whose CUDA context is lost (sticky error) sends its result and exits.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "evaluator/api/evaluation.hpp"
+
+namespace ptxbench::protocol {
+
+std::string base64_encode(const std::vector<char>& bytes);
+// Throws std::runtime_error on characters outside the alphabet.
+std::vector<char> base64_decode(const std::string& text);
+
+// Reads newline-terminated lines from a file descriptor, with a timeout.
+class line_reader {
+ public:
+  explicit line_reader(int fd) : m_fd(fd) {}
+  enum class status { line, timeout, eof };
+  // timeout_ms < 0 waits forever. EINTR is retried.
+  status read_line(std::string& line, int timeout_ms);
+  int fd() const { return m_fd; }
+
+ private:
+  int m_fd;
+  std::string m_buffer;
+};
+
+// Writes `line` plus '\n' fully. Returns false when the peer has gone (EPIPE).
+bool write_line(int fd, const std::string& line);
+
+struct worker_hello {
+  int device = 0;
+  int device_count = 0;
+  std::string name;
+  std::string arch;  // sm_90
+  int sm_count = 0;
+  int64_t l2_bytes = 0;
+  double peak_tflops = 0.0;  // measured bf16 GEMM rate
+  double copy_gbps = 0.0;    // measured device-to-device copy, bytes read + written
+};
+nlohmann::json to_json(const worker_hello& h);
+worker_hello hello_from_json(const nlohmann::json& j);
+
+struct worker_job {
+  uint64_t id = 0;
+  task t;
+  manifest m;
+  std::vector<char> cubin;
+  std::vector<uint64_t> seeds;
+  uint64_t hidden_seed = 0;
+  bool run_timing = true;
+  bool run_dynamic = true;
+  double time_limit_ms = 10000;
+  double timing_budget_ms = 1500;
+};
+nlohmann::json to_json(const worker_job& j);
+worker_job job_from_json(const nlohmann::json& j);  // throws input_error / std::exception
+
+struct pc_count {
+  std::string function;
+  uint64_t pc_offset = 0;
+  uint64_t executed = 0;
+};
+
+struct dynamic_counts {
+  bool ran = false;
+  std::string error;     // why the instrumented pass did not run
+  std::string size;      // size it ran at
+  double task_flops = 0;  // task FLOPs at that size
+  double time_ms = 0;     // wall time of the instrumented pass
+  std::vector<pc_count> counts;
+};
+
+struct worker_result {
+  uint64_t id = 0;
+  // Filled by the worker: stages runtime, correctness, performance (and their
+  // reports); everything else is the supervisor's.
+  evaluation_result partial;
+  bool context_lost = false;
+  dynamic_counts dynamic;
+};
+nlohmann::json to_json(const worker_result& r);
+worker_result result_from_json(const nlohmann::json& j);
+
+struct worker_progress {
+  std::string what;       // "launch 0 (gemm) at size M=384 N=256 K=1024"
+  double limit_ms = 0.0;  // the watchdog's allowance from now on
+  int launch = -1;        // launch index when a candidate kernel is running
+  std::string size;       // size being run, when any
+};
+worker_progress progress_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const worker_progress& p);
+
+}  // namespace ptxbench::protocol

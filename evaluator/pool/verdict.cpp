@@ -1,0 +1,74 @@
+#include "evaluator/pool/verdict.hpp"
+
+#include <cstdio>
+
+#include "evaluator/pool/instruction_proof.hpp"
+
+namespace ptxbench {
+
+std::string compile_headline(const compile_report& report) {
+  for (const auto& d : report.diagnostics) {
+    if (d.severity != "error") continue;
+    std::string h = "ptxas error";
+    if (d.line > 0) h += " at line " + std::to_string(d.line);
+    return h + ": " + d.message;
+  }
+  std::string log = report.log;
+  size_t nl = log.find('\n');
+  if (nl != std::string::npos) log.resize(nl);
+  return log.empty() ? "compilation failed" : log;
+}
+
+void merge_worker_result(const protocol::worker_result& w, const sass_listing& sass, evaluation_result& r) {
+  for (stage s : {stage::runtime, stage::correctness, stage::performance}) {
+    auto it = w.partial.stages.find(s);
+    if (it != w.partial.stages.end()) r.stages[s] = it->second;
+  }
+  r.runtime = w.partial.runtime;
+  r.correctness = w.partial.correctness;
+  r.performance = w.partial.performance;
+
+  bool reached = r.stages[stage::runtime].status == stage_status::passed &&
+                 r.stages[stage::correctness].status == stage_status::passed;
+  if (reached && w.dynamic.ran) apply_dynamic_counts(r.instructions, sass, w.dynamic);
+  if (reached) {
+    double t = r.stages[stage::instructions].time_ms;
+    r.stages[stage::instructions] = instruction_outcome(r.instructions, w.dynamic.error);
+    r.stages[stage::instructions].time_ms = t + w.dynamic.time_ms;
+  } else if (!r.instructions.static_passed) {
+    r.stages[stage::instructions] = instruction_outcome(r.instructions, "");
+  } else {
+    bool runtime_failed = r.stages[stage::runtime].status != stage_status::passed;
+    r.stages[stage::instructions] = {stage_status::not_run,
+                                     std::string("not reached: ") + (runtime_failed ? "runtime" : "correctness") +
+                                         " failed (targets are in the PTX and the SASS)",
+                                     0.0};
+  }
+}
+
+void finish_verdict(evaluation_result& r) {
+  r.passed = true;
+  for (int i = 0; i < stage_count; ++i)
+    if (r.stages[stage(i)].status != stage_status::passed) r.passed = false;
+  if (r.passed) {
+    r.verdict = stage::performance;
+    char buf[160];
+    if (r.performance)
+      std::snprintf(buf, sizeof buf, "passed: %.3f ms, %.2fx %s (threshold %.2fx)", r.performance->candidate_ms,
+                    r.performance->speedup, r.performance->baseline_name.c_str(), r.performance->threshold);
+    else
+      std::snprintf(buf, sizeof buf, "passed");
+    r.headline = buf;
+    return;
+  }
+  int chosen = -1;
+  for (int i = 0; i < stage_count && chosen < 0; ++i)
+    if (r.stages[stage(i)].status == stage_status::failed) chosen = i;
+  for (int i = 0; i < stage_count && chosen < 0; ++i)
+    if (r.stages[stage(i)].status != stage_status::passed) chosen = i;
+  r.verdict = stage(chosen);
+  const stage_outcome& o = r.stages[r.verdict];
+  r.headline = std::string(to_string(r.verdict)) + " " + to_string(o.status) + (o.reason.empty() ? "" : ": " + o.reason);
+}
+
+}  // namespace ptxbench

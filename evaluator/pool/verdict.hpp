@@ -1,0 +1,23 @@
+#pragma once
+// Assembling one evaluation result: the worker's stages merged into the
+// supervisor's, the instruction stage decided, the verdict and headline set.
+#include <string>
+
+#include "evaluator/api/evaluation.hpp"
+#include "evaluator/compile/compile.hpp"
+#include "evaluator/pool/protocol.hpp"
+
+namespace ptxbench {
+
+// "ptxas error at line 42: ..." from the first error diagnostic (or the log).
+std::string compile_headline(const compile_report& report);
+
+// Takes runtime, correctness and performance from the worker and decides the
+// instructions stage with its executed counts.
+void merge_worker_result(const protocol::worker_result& w, const sass_listing& sass, evaluation_result& r);
+
+// Sets passed, verdict and headline. The verdict is the first failed stage;
+// with none failed but some not passed (not run, unverified), the first of those.
+void finish_verdict(evaluation_result& r);
+
+}  // namespace ptxbench

@@ -1,0 +1,225 @@
+#include "evaluator/pool/worker_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ptxbench {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// Allowance before the worker's first progress message of a job (parsing,
+// module load): generous, since only a broken worker overruns it.
+constexpr double k_job_start_allowance_ms = 60000;
+// Added to every progress allowance: pipe latency and the worker's own bookkeeping.
+constexpr double k_slack_ms = 250;
+
+std::string temp_dir() {
+  const char* t = std::getenv("TMPDIR");
+  return t && *t ? t : "/tmp";
+}
+
+std::string format_ms(double ms) {
+  std::ostringstream s;
+  s << int64_t(ms + 0.5);
+  return s.str();
+}
+
+}  // namespace
+
+worker_process::worker_process(std::string executable, int device)
+    : m_executable(std::move(executable)), m_device(device) {}
+
+worker_process::~worker_process() {
+  kill_and_reap();
+  if (!m_stderr_path.empty()) std::filesystem::remove(m_stderr_path);
+}
+
+worker_start worker_process::start(int timeout_ms) {
+  worker_start out;
+  kill_and_reap();
+  if (::access(m_executable.c_str(), X_OK) != 0) {
+    out.error = "GPU worker not found or not executable at " + m_executable;
+    return out;
+  }
+  std::string pattern = temp_dir() + "/ptxbench-worker-XXXXXX";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  int err_fd = ::mkstemp(name.data());
+  if (err_fd < 0) {
+    out.error = "cannot create the worker's stderr file in " + temp_dir() + ": " + std::strerror(errno);
+    return out;
+  }
+  ::fcntl(err_fd, F_SETFD, FD_CLOEXEC);
+  if (!m_stderr_path.empty()) std::filesystem::remove(m_stderr_path);
+  m_stderr_path = name.data();
+
+  int to_child[2], from_child[2];
+  if (::pipe2(to_child, O_CLOEXEC) != 0 || ::pipe2(from_child, O_CLOEXEC) != 0) {
+    ::close(err_fd);
+    out.error = std::string("pipe: ") + std::strerror(errno);
+    return out;
+  }
+  // Everything the child needs is prepared before fork: only async-signal-safe
+  // calls may run between fork and exec in a multithreaded process.
+  std::string device_arg = std::to_string(m_device);
+  char* argv[] = {const_cast<char*>(m_executable.c_str()), const_cast<char*>("--device"), device_arg.data(),
+                  nullptr};
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    out.error = std::string("fork: ") + std::strerror(errno);
+    ::close(err_fd);
+    for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) ::close(fd);
+    return out;
+  }
+  if (pid == 0) {
+    ::dup2(to_child[0], 0);
+    ::dup2(from_child[1], 1);
+    ::dup2(err_fd, 2);
+    ::execv(argv[0], argv);
+    _exit(127);
+  }
+  ::close(err_fd);
+  ::close(to_child[0]);
+  ::close(from_child[1]);
+  m_pid = pid;
+  m_to_worker = to_child[1];
+  m_from_worker = from_child[0];
+  m_reader = std::make_unique<protocol::line_reader>(m_from_worker);
+
+  std::string line;
+  auto deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now()).count());
+    auto st = m_reader->read_line(line, left > 0 ? left : 0);
+    if (st == protocol::line_reader::status::timeout) {
+      kill_and_reap();
+      out.error = "GPU worker did not report ready within " + std::to_string(timeout_ms) + " ms" + stderr_tail();
+      return out;
+    }
+    if (st == protocol::line_reader::status::eof) {
+      std::string how = reap_description();
+      out.error = "GPU worker could not start (" + how + ")" + stderr_tail();
+      return out;
+    }
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) continue;  // stray output (a library banner): not protocol
+    std::string type = j.value("type", "");
+    if (type == "hello") {
+      out.ok = true;
+      out.hello = protocol::hello_from_json(j);
+      return out;
+    }
+    if (type == "fatal") {
+      out.error = j.value("error", "GPU worker failed to start");
+      kill_and_reap();
+      return out;
+    }
+  }
+}
+
+job_outcome worker_process::run(const protocol::worker_job& job) {
+  job_outcome out;
+  if (!alive()) {
+    out.cause = "GPU worker is not running";
+    return out;
+  }
+  if (!protocol::write_line(m_to_worker, protocol::to_json(job).dump())) {
+    out.cause = "worker died before taking the job (" + reap_description() + ")" + stderr_tail();
+    return out;
+  }
+  double allowance_ms = k_job_start_allowance_ms;
+  auto deadline = clock_type::now() + std::chrono::milliseconds(int64_t(allowance_ms + k_slack_ms));
+  std::string line;
+  while (true) {
+    int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now()).count());
+    auto st = m_reader->read_line(line, left > 0 ? left : 0);
+    if (st == protocol::line_reader::status::timeout) {
+      kill_and_reap();
+      out.end = job_end::timeout;
+      out.cause = "timeout after " + format_ms(allowance_ms) + " ms in " +
+                  (out.last.what.empty() ? std::string("job setup") : out.last.what) +
+                  (out.last.launch >= 0 ? ": the kernel did not finish (infinite loop or deadlock?); worker killed"
+                                        : ": worker killed");
+      return out;
+    }
+    if (st == protocol::line_reader::status::eof) {
+      std::string how = reap_description();
+      out.end = job_end::died;
+      out.cause = "worker died: " + how + (out.last.what.empty() ? "" : " during " + out.last.what) + stderr_tail();
+      return out;
+    }
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) continue;
+    std::string type = j.value("type", "");
+    if (type == "progress") {
+      out.last = protocol::progress_from_json(j);
+      allowance_ms = out.last.limit_ms;
+      deadline = clock_type::now() + std::chrono::milliseconds(int64_t(allowance_ms + k_slack_ms));
+    } else if (type == "result") {
+      out.end = job_end::result;
+      out.result = protocol::result_from_json(j);
+      if (out.result.context_lost) kill_and_reap();  // it exits by itself; make sure
+      return out;
+    }
+  }
+}
+
+void worker_process::kill_and_reap() {
+  if (m_to_worker >= 0) ::close(m_to_worker);
+  if (m_from_worker >= 0) ::close(m_from_worker);
+  m_to_worker = m_from_worker = -1;
+  m_reader.reset();
+  if (m_pid > 0) {
+    ::kill(m_pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    m_pid = -1;
+  }
+}
+
+std::string worker_process::reap_description() {
+  if (m_pid <= 0) return "not running";
+  int status = 0;
+  // The pipe closed: the child has exited or is about to. Give it a moment, then force.
+  pid_t r = 0;
+  for (int i = 0; i < 200 && (r = ::waitpid(m_pid, &status, WNOHANG)) == 0; ++i) ::usleep(10000);
+  if (r == 0) {
+    ::kill(m_pid, SIGKILL);
+    ::waitpid(m_pid, &status, 0);
+  }
+  m_pid = -1;
+  if (m_to_worker >= 0) ::close(m_to_worker);
+  if (m_from_worker >= 0) ::close(m_from_worker);
+  m_to_worker = m_from_worker = -1;
+  m_reader.reset();
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    return "signal " + std::to_string(sig) + " (" + ::strsignal(sig) + ")";
+  }
+  if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
+  return "unknown status";
+}
+
+std::string worker_process::stderr_tail() const {
+  std::ifstream in(m_stderr_path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  if (text.empty()) return "";
+  std::string tail = text.size() > 400 ? "..." + text.substr(text.size() - 400) : text;
+  for (char& c : tail)
+    if (c == '\n') c = ' ';
+  return ": " + tail;
+}
+
+}  // namespace ptxbench

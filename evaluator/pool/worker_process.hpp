@@ -1,0 +1,61 @@
+#pragma once
+// One ptxbench-worker child process bound to one GPU, seen from the
+// supervisor: started by fork+exec, fed jobs over its stdin, read over its
+// stdout, and killed (SIGKILL) when it overruns the time its last progress
+// message allowed. The supervisor itself never touches CUDA.
+//
+// Not thread-safe: the owning gpu slot serialises calls.
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include "evaluator/pool/protocol.hpp"
+
+namespace ptxbench {
+
+struct worker_start {
+  bool ok = false;
+  std::string error;  // why the worker did not come up (exec failed, no driver, no GPU...)
+  protocol::worker_hello hello;
+};
+
+enum class job_end { result, timeout, died };
+
+struct job_outcome {
+  job_end end = job_end::died;
+  protocol::worker_result result;   // end == result
+  std::string cause;                // end != result: "timeout after 2000 ms in launch 0 ..."
+  protocol::worker_progress last;   // the last progress message seen
+};
+
+class worker_process {
+ public:
+  worker_process(std::string executable, int device);
+  ~worker_process();  // kills a live worker
+  worker_process(const worker_process&) = delete;
+  worker_process& operator=(const worker_process&) = delete;
+
+  // Starts the process and waits up to `timeout_ms` for its hello. On failure
+  // the process is gone and `error` says why (with the tail of its stderr).
+  worker_start start(int timeout_ms);
+  // Sends one job and waits for its result, enforcing the watchdog. After a
+  // timeout or death the process is gone; alive() is false.
+  job_outcome run(const protocol::worker_job& job);
+  bool alive() const { return m_pid > 0; }
+
+ private:
+  void kill_and_reap();
+  std::string reap_description();  // waits for an exited child; "signal 11 (Segmentation fault)"
+  std::string stderr_tail() const;
+
+  std::string m_executable;
+  int m_device;
+  pid_t m_pid = -1;
+  int m_to_worker = -1;
+  int m_from_worker = -1;
+  std::string m_stderr_path;
+  std::unique_ptr<protocol::line_reader> m_reader;
+};
+
+}  // namespace ptxbench

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# The whole GPU test suite and the GPU benchmarks in one call, on a machine
+# with a GPU, from binaries built elsewhere (nothing is built here):
+#   tests/gpu (adversarial suite + reference solutions), bench/eval_latency,
+#   optionally ncu's gpu__time_duration for timing fidelity.
+# Full logs go to $OUT (default ./gpu-suite-out); a short table is printed last.
+#
+# usage, on the build machine:   scripts/gpu_suite.sh --package BUILD_DIR
+#          (copies the three binaries, stripped, to .device/gpu/bin: carry .device/gpu)
+#        on the GPU machine:     scripts/gpu_suite.sh [BIN_DIR]   (default .device/gpu/bin)
+#   PTXBENCH_SUITE_NCU=0   skip the ncu comparison
+#   PTXBENCH_SUITE_{TEST,BENCH,NCU}_LIMIT   seconds allowed per step (90, 60, 40)
+set -u
+cd "$(dirname "$0")/.."
+if [ "${1:-}" = --package ]; then
+  build=${2:?usage: scripts/gpu_suite.sh --package BUILD_DIR}
+  mkdir -p .device/gpu/bin
+  for b in ptxbench-worker ptxbench_tests_gpu ptxbench_bench_eval_latency; do
+    strip --strip-debug -o ".device/gpu/bin/$b" "$build/bin/$b" || exit 1
+  done
+  du -sh .device/gpu
+  exit 0
+fi
+BIN=${1:-${PTXBENCH_BIN:-.device/gpu/bin}}
+OUT=${OUT:-/tmp/ptxbench-gpu-suite}
+mkdir -p "$OUT"
+export PTXBENCH_SOURCE_DIR=$PWD
+
+# Libraries: the toolkit's, then any from NVIDIA's Python wheels (cuDNN, CUPTI).
+LIBS=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
+for d in $(python3 -c 'import nvidia, os; [print(os.path.join(p, n, "lib")) for p in nvidia.__path__ for n in sorted(os.listdir(p))]' 2>/dev/null); do
+  [ -d "$d" ] && LIBS=$LIBS:$d
+done
+export LD_LIBRARY_PATH=$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=$PATH:/usr/local/cuda/bin
+
+{
+  date -u +"%Y-%m-%dT%H:%M:%SZ"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv 2>&1
+  for b in "$BIN"/*; do echo "== ldd $b"; ldd "$b" | grep -E "not found|cuda|cublas|cupti|nvJit" ; done
+  command -v nvdisasm
+} > "$OUT/environment.txt" 2>&1
+
+run() { # name timeout_s command...
+  local name=$1 limit=$2; shift 2
+  local t0=$(date +%s%N)
+  timeout --kill-after=5 "$limit" "$@" > "$OUT/$name.log" 2>&1
+  local rc=$?
+  printf "%s rc=%d %d ms\n" "$name" "$rc" "$(( ($(date +%s%N) - t0) / 1000000 ))" >> "$OUT/steps.txt"
+  return $rc
+}
+
+: > "$OUT/steps.txt"
+rm -f "$OUT/gpu_tests.jsonl"
+PTXBENCH_GPU_TEST_LOG=$OUT/gpu_tests.jsonl run gpu_tests "${PTXBENCH_SUITE_TEST_LIMIT:-90}" \
+  "$BIN/ptxbench_tests_gpu" --duration=true
+run eval_latency "${PTXBENCH_SUITE_BENCH_LIMIT:-60}" \
+  "$BIN/ptxbench_bench_eval_latency" --json "$OUT/eval_latency.json" --passes 1
+
+if [ "${PTXBENCH_SUITE_NCU:-1}" = 1 ] && command -v ncu > /dev/null; then
+  # ncu's gpu__time_duration of the mma.sync fixture at 4096^3 and of the
+  # cuBLAS kernel timed next to it, in one evaluation (cache flushed by ncu
+  # between replays, clocks left alone; CUPTI counting is unavailable under ncu).
+  run ncu "${PTXBENCH_SUITE_NCU_LIMIT:-40}" ncu --clock-control none --target-processes all \
+    --metrics gpu__time_duration.sum -k regex:"gemm|nvjet|xmma|cutlass" --launch-count 400 --csv \
+    "$BIN/ptxbench_bench_eval_latency" --ncu
+fi
+
+python3 - "$OUT" <<'PY'
+import json, os, re, sys
+out = sys.argv[1]
+env = open(os.path.join(out, "environment.txt")).read().splitlines()
+gpu = next((l.strip() for l in env[1:] if l.startswith("NVIDIA")), "no GPU found by nvidia-smi")
+print("\n== GPU suite (" + gpu + ")")
+rows = []
+p = os.path.join(out, "gpu_tests.jsonl")
+if os.path.exists(p):
+    for line in open(p):
+        r = json.loads(line)
+        st = r.get("stages", {})
+        v = "passed" if r.get("passed") else r.get("verdict")
+        rows.append((r["case"], v, st.get("correctness", {}).get("status", "-"), st.get("instructions", {}).get("status", "-"),
+                     f'{r.get("total_ms", 0):.0f}', (r.get("headline") or "")[:80]))
+print(f'{"case":30} {"verdict":12} {"correct":10} {"instr":10} {"ms":>6}  headline')
+for row in rows:
+    print(f"{row[0]:30} {row[1]:12} {row[2]:10} {row[3]:10} {row[4]:>6}  {row[5]}")
+log = open(os.path.join(out, "gpu_tests.log")).read() if os.path.exists(os.path.join(out, "gpu_tests.log")) else ""
+m = re.findall(r"\[doctest\] (test cases|assertions):.*", log)
+for line in re.findall(r"\[doctest\] (?:test cases|assertions):.*", log):
+    print(line)
+if "SKIP" in log:
+    print([l for l in log.splitlines() if "SKIP" in l][0])
+b = os.path.join(out, "eval_latency.log")
+if os.path.exists(b):
+    for line in open(b):
+        if line.startswith(("evaluator", "latency", "  solution", "  adversarial", "throughput", "timing fidelity")) and "suite:" not in line:
+            print(line.rstrip())
+n = os.path.join(out, "ncu.log")
+if os.path.exists(n):
+    import csv, io, statistics
+    text = open(n).read()
+    start = text.find('"ID"')
+    recs = list(csv.DictReader(io.StringIO(text[start:]))) if start >= 0 else []
+    seq = [(r.get("Kernel Name", ""), r.get("Grid Size", ""), float(r.get("Metric Value", "0").replace(",", "")))
+           for r in recs if r.get("Metric Name") == "gpu__time_duration.sum"]
+    unit = next((r.get("Metric Unit") for r in recs if r.get("Metric Name") == "gpu__time_duration.sum"), "")
+    scale = {"ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0, "nsecond": 1e-6}.get(unit, 1e-6)
+    cand = [d * scale for k, g, d in seq if k.startswith("gemm_mma") and g.replace(" ", "") == "(64,64,1)"]
+    base = [seq[i + 1][2] * scale for i, (k, g, d) in enumerate(seq[:-1])
+            if k.startswith("gemm_mma") and g.replace(" ", "") == "(64,64,1)" and not seq[i + 1][0].startswith("gemm_mma")]
+    ours = {}
+    if os.path.exists(p):
+        for line in open(p):
+            r = json.loads(line)
+            if r["case"] == "correct_mma_sync" and r.get("performance"):
+                ours = r["performance"]
+    def cmp(name, vals, key):
+        if not vals:
+            print(f"ncu {name}: no kernels captured"); return
+        m = statistics.median(vals); o = ours.get(key, 0)
+        diff = f"{100 * (o - m) / m:+.2f}%" if o else "n/a"
+        print(f"ncu {name}: gpu__time_duration median {m:.4f} ms over {len(vals)} launches; ours {o:.4f} ms ({diff})")
+    cmp("candidate gemm_mma 4096^3", cand, "candidate_ms")
+    cmp("baseline (kernel after each candidate sample)", base, "baseline_ms")
+print(open(os.path.join(out, "steps.txt")).read().strip())
+PY

@@ -1,0 +1,210 @@
+// The supervisor without a GPU: format and compile verdicts, GPU stages not
+// run with their reason, and a fake worker that crashes or hangs to exercise
+// the watchdog and the replacement of workers.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "evaluator/api/local.hpp"
+
+using namespace ptxbench;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path source_dir() {
+  if (const char* e = std::getenv("PTXBENCH_SOURCE_DIR"); e && *e) return e;
+  return PTXBENCH_SOURCE_DIR;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+evaluation_request request(const std::string& fixture, const std::string& task_id, const std::string& mode = "") {
+  evaluation_request r;
+  r.t = load_task_file(source_dir() / "tasks" / (task_id + ".json"));
+  if (!mode.empty()) r.t.notes = "fake:" + mode;
+  fs::path dir = source_dir() / "tests/fixtures/adversarial" / fixture;
+  r.ptx = read(dir / "kernel.ptx");
+  r.manifest_text = read(dir / "manifest.json");
+  r.run_timing = false;
+  return r;
+}
+
+std::unique_ptr<evaluator> fake_evaluator() {
+  local_evaluator_options o;
+  o.worker_path = PTXBENCH_FAKE_WORKER;
+  return make_local_evaluator(o);
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("gpu mode off: compile and static checks run, GPU stages are not run with the reason") {
+  local_evaluator_options o;
+  o.gpu_mode = "off";
+  auto ev = make_local_evaluator(o);
+  CHECK(ev->gpu_description() == "none");
+  auto r = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync"));
+  CHECK(r.stages[stage::format].status == stage_status::passed);
+  CHECK(r.stages[stage::compile].status == stage_status::passed);
+  CHECK(r.compile.cubin_bytes > 0);
+  CHECK(r.instructions.static_passed);
+  CHECK(r.stages[stage::runtime].status == stage_status::not_run);
+  CHECK(contains(r.stages[stage::runtime].reason, "gpu mode off"));
+  CHECK(r.stages[stage::instructions].status == stage_status::unverified);
+  CHECK_FALSE(r.passed);
+  CHECK(r.verdict == stage::runtime);
+  CHECK_FALSE(r.correct());
+}
+
+TEST_CASE("a malformed manifest fails format with the JSON path of the bad field") {
+  local_evaluator_options o;
+  o.gpu_mode = "off";
+  auto ev = make_local_evaluator(o);
+  auto req = request("correct_mma_sync", "gemm_bf16_mma_sync");
+  req.manifest_text = R"({"launches":[{"kernel":"gemm_mma","grid":[1,1,1],"block":[128,1,1],"params":[{"bufer":"A"}]}]})";
+  auto r = ev->evaluate(req);
+  CHECK(r.verdict == stage::format);
+  CHECK(contains(r.headline, "$.launches[0].params[0]"));
+  CHECK(r.stages[stage::compile].status == stage_status::not_run);
+
+  req.manifest_text = read(source_dir() / "tests/fixtures/adversarial/correct_mma_sync/manifest.json");
+  req.ptx = "// no kernel here\n.version 8.0\n.target sm_90a\n.address_size 64\n";
+  r = ev->evaluate(req);
+  CHECK(r.verdict == stage::format);
+}
+
+TEST_CASE("a PTX syntax error fails compile with ptxas's message") {
+  local_evaluator_options o;
+  o.gpu_mode = "off";
+  auto ev = make_local_evaluator(o);
+  auto req = request("correct_mma_sync", "gemm_bf16_mma_sync");
+  auto pos = req.ptx.find("mma.sync.aligned");
+  REQUIRE(pos != std::string::npos);
+  req.ptx.replace(pos, 16, "mma.snyc.aligned");
+  auto r = ev->evaluate(req);
+  CHECK(r.verdict == stage::compile);
+  CHECK(r.stages[stage::compile].status == stage_status::failed);
+  CHECK(contains(r.headline, "compile failed"));
+  CHECK(r.stages[stage::runtime].status == stage_status::not_run);
+}
+
+TEST_CASE("a missing worker executable leaves the GPU stages not run, saying where it looked") {
+  local_evaluator_options o;
+  o.worker_path = "/nonexistent/ptxbench-worker";
+  auto ev = make_local_evaluator(o);
+  auto r = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync"));
+  CHECK(r.stages[stage::runtime].status == stage_status::not_run);
+  CHECK(contains(r.stages[stage::runtime].reason, "/nonexistent/ptxbench-worker"));
+}
+
+TEST_CASE("a worker that cannot load the driver means: no GPU on this machine") {
+  fs::path script = fs::temp_directory_path() / ("ptxbench-noworker-" + std::to_string(::getpid()) + ".sh");
+  {
+    std::ofstream s(script);
+    s << "#!/bin/sh\necho 'ptxbench-worker: error while loading shared libraries: libcuda.so.1: cannot open shared "
+         "object file: No such file or directory' >&2\nexit 127\n";
+  }
+  fs::permissions(script, fs::perms::owner_all);
+  local_evaluator_options o;
+  o.worker_path = script.string();
+  auto ev = make_local_evaluator(o);
+  auto r = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync"));
+  fs::remove(script);
+  CHECK(r.stages[stage::runtime].status == stage_status::not_run);
+  CHECK(contains(r.stages[stage::runtime].reason, "no GPU on this machine"));
+  CHECK(contains(r.stages[stage::runtime].reason, "libcuda.so.1"));
+  CHECK(ev->gpu_description() == "none");
+}
+
+TEST_CASE("fake worker: results come back and the instructions stage stays unverified without counts") {
+  auto ev = fake_evaluator();
+  CHECK(ev->gpu_description() == "Fake GPU (sm_90)");
+  auto r = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "ok"));
+  CHECK(r.stages[stage::runtime].status == stage_status::passed);
+  CHECK(r.stages[stage::correctness].status == stage_status::passed);
+  CHECK(r.stages[stage::instructions].status == stage_status::unverified);
+  CHECK(contains(r.stages[stage::instructions].reason, "fake worker: no counters"));
+  CHECK(r.gpu == "Fake GPU (sm_90)");
+}
+
+TEST_CASE("a crashed worker gives a runtime verdict with its signal, and the next job gets a fresh worker") {
+  auto ev = fake_evaluator();
+  auto first = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "ok"));
+  auto crashed = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "crash"));
+  CHECK(crashed.verdict == stage::runtime);
+  CHECK(contains(crashed.headline, "worker died: signal 11"));
+  CHECK(contains(crashed.headline, "launch 0 (gemm_mma)"));
+  REQUIRE(crashed.runtime);
+  CHECK(crashed.runtime->launch_index == 0);
+  CHECK(crashed.runtime->context_lost);
+  auto after = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "ok"));
+  CHECK(after.stages[stage::correctness].status == stage_status::passed);
+  std::string pid_before = first.stages[stage::correctness].reason.substr(0, first.stages[stage::correctness].reason.find(" job"));
+  std::string pid_after = after.stages[stage::correctness].reason.substr(0, after.stages[stage::correctness].reason.find(" job"));
+  CHECK(pid_before != pid_after);
+}
+
+TEST_CASE("the watchdog kills a hanging worker at the time limit and names the launch") {
+  auto ev = fake_evaluator();
+  auto req = request("correct_mma_sync", "gemm_bf16_mma_sync", "hang");
+  req.time_limit_ms = 300;
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = ev->evaluate(req);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(r.verdict == stage::runtime);
+  CHECK(contains(r.headline, "timeout after 300 ms in launch 0 (gemm_mma) at size K=1024 M=384 N=256"));
+  CHECK(ms < 5000);
+  auto after = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "ok"));
+  CHECK(after.stages[stage::correctness].status == stage_status::passed);
+}
+
+TEST_CASE("a sticky CUDA error reported by the worker is a runtime verdict, then the worker is replaced") {
+  auto ev = fake_evaluator();
+  auto r = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "sticky"));
+  CHECK(r.verdict == stage::runtime);
+  CHECK(contains(r.headline, "ILLEGAL_ADDRESS"));
+  auto after = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "ok"));
+  CHECK(after.stages[stage::correctness].status == stage_status::passed);
+}
+
+TEST_CASE("an sm_100a task is compiled and checked statically but not run on a Hopper GPU") {
+  auto ev = fake_evaluator();
+  auto req = request("correct_mma_sync", "gemm_bf16_tcgen05", "ok");
+  auto pos = req.ptx.find(".target sm_90a");
+  REQUIRE(pos != std::string::npos);
+  req.ptx.replace(pos, 14, ".target sm_100a");
+  auto r = ev->evaluate(req);
+  INFO(r.headline);
+  REQUIRE(r.stages[stage::compile].status == stage_status::passed);
+  CHECK(r.stages[stage::runtime].status == stage_status::not_run);
+  CHECK(contains(r.stages[stage::runtime].reason, "sm_100a task: not runnable on this Hopper GPU"));
+  CHECK(r.stages[stage::instructions].status == stage_status::failed);  // no tcgen05 in an mma.sync kernel
+}
+
+TEST_CASE("many threads evaluate at once; every job gets its own result") {
+  auto ev = fake_evaluator();
+  std::vector<std::thread> threads;
+  std::vector<std::string> reasons(16);
+  for (int i = 0; i < 16; ++i)
+    threads.emplace_back([&, i] {
+      auto r = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "ok"));
+      reasons[size_t(i)] = r.stages[stage::correctness].reason;
+    });
+  for (auto& t : threads) t.join();
+  std::set<std::string> distinct(reasons.begin(), reasons.end());
+  CHECK(distinct.size() == 16);
+  for (const auto& s : reasons) CHECK(contains(s, "job "));
+}
