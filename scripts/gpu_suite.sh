@@ -15,9 +15,14 @@ cd "$(dirname "$0")/.."
 if [ "${1:-}" = --package ]; then
   build=${2:?usage: scripts/gpu_suite.sh --package BUILD_DIR}
   mkdir -p .device/gpu/bin
-  for b in ptxbench-worker ptxbench_tests_gpu ptxbench_bench_eval_latency; do
+  for b in ptxbench ptxbench-worker ptxbench_tests_gpu ptxbench_bench_eval_latency; do
     strip --strip-debug -o ".device/gpu/bin/$b" "$build/bin/$b" || exit 1
   done
+  libs_test=$(find "$build" -name ptxbench_tests_gpu_libs -type f | head -1)
+  [ -n "$libs_test" ] && strip --strip-debug -o .device/gpu/bin/ptxbench_tests_gpu_libs "$libs_test"
+  # The main executable's Debian-only libraries that the GPU machine lacks.
+  mkdir -p .device/gpu/lib
+  for lib in $(ldd "$build/bin/ptxbench" | awk '/cpp-httplib|brotli/ {print $3}'); do cp -L "$lib" .device/gpu/lib/; done
   du -sh .device/gpu
   exit 0
 fi
@@ -31,6 +36,7 @@ LIBS=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
 for d in $(python3 -c 'import nvidia, os; [print(os.path.join(p, n, "lib")) for p in nvidia.__path__ for n in sorted(os.listdir(p))]' 2>/dev/null); do
   [ -d "$d" ] && LIBS=$LIBS:$d
 done
+LIBS=$LIBS:$PWD/${BIN%/bin}/lib
 export LD_LIBRARY_PATH=$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$PATH:/usr/local/cuda/bin
 
@@ -56,6 +62,16 @@ PTXBENCH_GPU_TEST_LOG=$OUT/gpu_tests.jsonl run gpu_tests "${PTXBENCH_SUITE_TEST_
   "$BIN/ptxbench_tests_gpu" --duration=true
 run eval_latency "${PTXBENCH_SUITE_BENCH_LIMIT:-60}" \
   "$BIN/ptxbench_bench_eval_latency" --json "$OUT/eval_latency.json" --passes 1
+
+if [ -x "$BIN/ptxbench_tests_gpu_libs" ]; then
+  run gpu_libs "${PTXBENCH_SUITE_LIBS_LIMIT:-90}" "$BIN/ptxbench_tests_gpu_libs"
+fi
+if [ -x "$BIN/ptxbench" ]; then
+  # The demo experiment with the GPU stages live, and its report.
+  rm -f "$OUT/demo_gpu.db"
+  run demo "${PTXBENCH_SUITE_DEMO_LIMIT:-120}" "$BIN/ptxbench" run --config configs/demo.json --db "$OUT/demo_gpu.db" --name demo-gpu
+  run demo_report 30 "$BIN/ptxbench" report --db "$OUT/demo_gpu.db"
+fi
 
 if [ "${PTXBENCH_SUITE_NCU:-1}" = 1 ] && command -v ncu > /dev/null; then
   # ncu's gpu__time_duration of the mma.sync fixture at 4096^3 and of the
@@ -122,5 +138,23 @@ if os.path.exists(n):
         print(f"ncu {name}: gpu__time_duration median {m:.4f} ms over {len(vals)} launches; ours {o:.4f} ms ({diff})")
     cmp("candidate gemm_mma 4096^3", cand, "candidate_ms")
     cmp("baseline (kernel after each candidate sample)", base, "baseline_ms")
+sols = []
+if os.path.exists(p):
+    for line in open(p):
+        r = json.loads(line)
+        perf = r.get("performance")
+        if r["case"].startswith("solution") and perf:
+            sols.append((r["case"], perf))
+if sols:
+    print(f'\n{"solution":44} {"TFLOP/s":>8} {"baseline":>9} {"speedup":>8} {"% peak":>7}  baseline')
+    for case, pf in sols:
+        print(f'{case:44} {pf.get("candidate_tflops", 0):8.1f} {pf.get("baseline_tflops", 0):9.1f} '
+              f'{pf.get("speedup", 0):8.3f} {pf.get("pct_of_peak", 0):7.1f}  {pf.get("baseline_name", "")[:40]}')
+for name in ("gpu_libs", "demo"):
+    f = os.path.join(out, name + ".log")
+    if os.path.exists(f):
+        tail = [l for l in open(f).read().splitlines() if l.strip()][-12:]
+        print(f"\n== {name} (last lines)")
+        print("\n".join(tail))
 print(open(os.path.join(out, "steps.txt")).read().strip())
 PY

@@ -54,7 +54,7 @@ int cmd_export(int argc, char** argv) {
                         "Write training data from a run database as JSONL in the chat `messages` format "
                         "(TRL, LLaMA-Factory, axolotl).\n"
                         "  correction: system + task + failed attempt + the feedback it got -> the reply that "
-                        "reached a later stage (consecutive rounds)\n"
+                        "got further, in the next round\n"
                         "  sft:        system + task -> the trajectory's last answer reaching --min-fix-stage "
                         "(default passed)\n"
                         "  preference: identical prompt; chosen = later stage, then higher speedup\n"

@@ -46,6 +46,10 @@ int cmd_serve(int argc, char** argv) {
     sigaddset(&stop_signals, SIGINT);
     sigaddset(&stop_signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+    if (host != "127.0.0.1" && host != "localhost" && host != "::1") {
+      std::fprintf(stderr, "ptxbench: warning: serving on %s: anyone who can reach it reads the database\n",
+                   host.c_str());
+    }
     int bound = server.bind(host, port);
     std::printf("serving %s at http://%s:%d/ (Ctrl-C to stop)\n", db->c_str(), host.c_str(), bound);
     std::fflush(stdout);

@@ -165,6 +165,7 @@ protocol::worker_result run_job(worker_state& w, reference_cache& refs, const pr
   if (job.run_dynamic) {
     auto t0 = std::chrono::steady_clock::now();
     res.dynamic = count_pass(w, job);
+    res.recycle = true;
     res.dynamic.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   } else {
     res.dynamic.error = "not requested: a target instruction is missing from the PTX or the SASS";

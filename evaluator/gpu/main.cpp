@@ -19,8 +19,12 @@ using namespace ptxbench;
 
 int main(int argc, char** argv) {
   int device = 0;
-  for (int i = 1; i + 1 < argc; ++i)
+  double known_peak = 0, known_copy = 0;
+  for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--device") == 0) device = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--peak-tflops") == 0) known_peak = std::atof(argv[i + 1]);
+    if (std::strcmp(argv[i], "--copy-gbps") == 0) known_copy = std::atof(argv[i + 1]);
+  }
   // Only protocol lines go to the supervisor: anything a library prints to
   // stdout is diverted to stderr.
   int out = ::dup(1);
@@ -30,7 +34,7 @@ int main(int argc, char** argv) {
   gpu::worker_state w;
   w.progress = [&](const protocol::worker_progress& p) { send(protocol::to_json(p)); };
   try {
-    gpu::init_worker(w, device);
+    gpu::init_worker(w, device, known_peak, known_copy);
   } catch (const gpu::cuda_error& e) {
     bool none = e.code == CUDA_ERROR_NO_DEVICE || e.code == CUDA_ERROR_STUB_LIBRARY ||
                 e.code == CUDA_ERROR_INVALID_DEVICE || e.code == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;
@@ -63,6 +67,7 @@ int main(int argc, char** argv) {
     }
     send(protocol::to_json(res));
     if (res.context_lost) std::_Exit(3);  // no cleanup on a lost context: it could only fail or hang
+    if (res.recycle) std::_Exit(0);       // see worker_result::recycle
   }
   return 0;
 }

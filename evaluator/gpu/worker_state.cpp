@@ -53,7 +53,7 @@ double measure_copy_gbps(worker_state& w) {
 
 }  // namespace
 
-void init_worker(worker_state& w, int ordinal) {
+void init_worker(worker_state& w, int ordinal, double known_peak_tflops, double known_copy_gbps) {
   w.ordinal = ordinal;
   PTXB_CU(cuInit(0));
   int count = 0;
@@ -86,8 +86,8 @@ void init_worker(worker_state& w, int ordinal) {
   w.hello.l2_bytes = l2;
   w.l2_flush = device_memory(size_t(l2) * 2);
   w.scratch8 = device_memory(8);
-  w.hello.peak_tflops = measure_peak_tflops(w);
-  w.hello.copy_gbps = measure_copy_gbps(w);
+  w.hello.peak_tflops = known_peak_tflops > 0 ? known_peak_tflops : measure_peak_tflops(w);
+  w.hello.copy_gbps = known_copy_gbps > 0 ? known_copy_gbps : measure_copy_gbps(w);
 }
 
 }  // namespace ptxbench::gpu

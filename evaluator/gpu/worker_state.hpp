@@ -33,6 +33,8 @@ struct worker_state {
 
 // Creates the context (the device's primary context), the stream and cuBLAS,
 // and measures peak bf16 GEMM rate and copy bandwidth. Throws cuda_error.
-void init_worker(worker_state& w, int ordinal);
+// known_peak_tflops / known_copy_gbps > 0: rates measured by an earlier worker
+// on this GPU, used instead of measuring again.
+void init_worker(worker_state& w, int ordinal, double known_peak_tflops = 0, double known_copy_gbps = 0);
 
 }  // namespace ptxbench::gpu

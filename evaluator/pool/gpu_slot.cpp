@@ -15,7 +15,10 @@ worker_start gpu_slot::start(int timeout_ms) {
   lock.unlock();
   worker_start s = m_worker.start(timeout_ms);
   lock.lock();
-  if (s.ok) m_hello = s.hello;
+  if (s.ok) {
+    m_hello = s.hello;
+    m_worker.set_known_rates(s.hello.peak_tflops, s.hello.copy_gbps);
+  }
   ++m_serving;
   m_turn.notify_all();
   return s;

@@ -168,6 +168,7 @@ nlohmann::json to_json(const worker_result& r) {
           {"id", r.id},
           {"partial", ptxbench::to_json(r.partial)},
           {"context_lost", r.context_lost},
+          {"recycle", r.recycle},
           {"dynamic",
            {{"ran", r.dynamic.ran},
             {"error", r.dynamic.error},
@@ -182,6 +183,7 @@ worker_result result_from_json(const nlohmann::json& j) {
   r.id = j.at("id").get<uint64_t>();
   r.partial = evaluation_result_from_json(j.at("partial"));
   r.context_lost = j.value("context_lost", false);
+  r.recycle = j.value("recycle", false);
   if (j.contains("dynamic")) {
     const auto& d = j["dynamic"];
     r.dynamic.ran = d.value("ran", false);

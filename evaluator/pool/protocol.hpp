@@ -98,6 +98,10 @@ struct worker_result {
   // reports); everything else is the supervisor's.
   evaluation_result partial;
   bool context_lost = false;
+  // The worker exits after sending this result and must be replaced: CUPTI
+  // (13.0, H200) counts executed instructions only in the first instrumented
+  // pass of a process, so a worker that ran a pass is never reused.
+  bool recycle = false;
   dynamic_counts dynamic;
 };
 nlohmann::json to_json(const worker_result& r);

@@ -72,8 +72,11 @@ worker_start worker_process::start(int timeout_ms) {
   // Everything the child needs is prepared before fork: only async-signal-safe
   // calls may run between fork and exec in a multithreaded process.
   std::string device_arg = std::to_string(m_device);
+  std::string peak_arg = std::to_string(m_known_peak_tflops), copy_arg = std::to_string(m_known_copy_gbps);
+  const bool known = m_known_peak_tflops > 0 && m_known_copy_gbps > 0;
   char* argv[] = {const_cast<char*>(m_executable.c_str()), const_cast<char*>("--device"), device_arg.data(),
-                  nullptr};
+                  const_cast<char*>(known ? "--peak-tflops" : nullptr), peak_arg.data(),
+                  const_cast<char*>("--copy-gbps"), copy_arg.data(), nullptr};
   pid_t pid = ::fork();
   if (pid < 0) {
     out.error = std::string("fork: ") + std::strerror(errno);
@@ -168,7 +171,9 @@ job_outcome worker_process::run(const protocol::worker_job& job) {
     } else if (type == "result") {
       out.end = job_end::result;
       out.result = protocol::result_from_json(j);
-      if (out.result.context_lost) kill_and_reap();  // it exits by itself; make sure
+      // It exits by itself after a lost context or a counting pass; make sure
+      // before the next job, so that job never meets a dying process.
+      if (out.result.context_lost || out.result.recycle) kill_and_reap();
       return out;
     }
   }

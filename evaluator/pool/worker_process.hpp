@@ -43,6 +43,12 @@ class worker_process {
   // timeout or death the process is gone; alive() is false.
   job_outcome run(const protocol::worker_job& job);
   bool alive() const { return m_pid > 0; }
+  // Rates measured by an earlier worker on this GPU: a replacement reuses them
+  // instead of measuring again (about a second).
+  void set_known_rates(double peak_tflops, double copy_gbps) {
+    m_known_peak_tflops = peak_tflops;
+    m_known_copy_gbps = copy_gbps;
+  }
 
  private:
   void kill_and_reap();
@@ -55,6 +61,8 @@ class worker_process {
   int m_to_worker = -1;
   int m_from_worker = -1;
   std::string m_stderr_path;
+  double m_known_peak_tflops = 0.0;
+  double m_known_copy_gbps = 0.0;
   std::unique_ptr<protocol::line_reader> m_reader;
 };
 

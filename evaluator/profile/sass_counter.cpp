@@ -191,8 +191,9 @@ sass_count_result count_executed_sass(CUcontext context, const std::function<voi
   if (result.ok && result.counts.empty()) {
     result.ok = false;
     result.error =
-        "CUPTI recorded no instructions: no kernel was launched inside the instrumented work, or its module was "
-        "loaded before the pass (CUPTI instruments only modules loaded while the pass is on)";
+        "CUPTI recorded no instructions: no kernel was launched inside the instrumented work, its module was "
+        "loaded before the pass (CUPTI instruments only modules loaded while the pass is on), or this process "
+        "already ran an instrumented pass (seen with CUPTI 13.0 on the H200: only a process's first pass records)";
   }
   return result;
 }

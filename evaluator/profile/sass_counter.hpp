@@ -26,6 +26,10 @@ struct sass_count_result {
   std::vector<sass_pc_count> counts;
 };
 
+// Seen with CUPTI 13.0 on the H200 (2026-12-02): only the first instrumented
+// pass of a process records instructions; later passes record none and come
+// back ok=false. The GPU worker therefore runs at most one pass per process.
+//
 // Runs `work` (which may load the module and must launch the kernels and
 // synchronise) with SASS instrumentation enabled on `context`, and returns
 // counts per PC for every kernel launched. See the implementation file for

@@ -20,7 +20,7 @@ void check_case(bool backward, bool causal) {
 
 TEST_CASE("cuDNN attention forward matches the fp64 reference (O and natural-log LSE)") { check_case(false, false); }
 TEST_CASE("cuDNN causal attention forward matches the fp64 reference") { check_case(false, true); }
-TEST_CASE("cuDNN attention backward matches the fp64 reference (dQ, dK, dV)") { check_case(true, false); }
+TEST_CASE("cuDNN attention backward matches the fp64 reference (dQ - dK - dV)") { check_case(true, false); }
 TEST_CASE("cuDNN causal attention backward matches the fp64 reference") { check_case(true, true); }
 
 }  // namespace

@@ -76,7 +76,7 @@ TEST_CASE("cuBLASLt GEMM baseline computes C = A·Bᵀ for fp8-e4m3 inputs") {
   check_gemm(dtype::fp8_e4m3, dtype::bf16, 128, 384, 256);
 }
 
-TEST_CASE("fp16 inputs with a bf16 C are reported unavailable, saying why") {
+TEST_CASE("fp16 inputs with a bf16 C are reported unavailable - saying why") {
   auto base = make_gemm_baseline(gemm_task(dtype::fp16, dtype::bf16), sizes({{"M", 128}, {"N", 128}, {"K", 128}}),
                                  baseline_buffers{}, nullptr);
   CHECK_FALSE(base->available());

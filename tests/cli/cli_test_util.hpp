@@ -53,7 +53,10 @@ inline process_result wait_for(pid_t pid, const std::filesystem::path& log) {
 }
 
 inline process_result run_ptxbench(const std::vector<std::string>& args, const std::filesystem::path& cwd) {
-  auto log = cwd / ("ptxbench_" + std::to_string(std::rand()) + ".log");
+  // A log per process and call, outside the working folder: tests run in parallel.
+  static int calls = 0;
+  auto log = std::filesystem::temp_directory_path() /
+             ("ptxbench_cli_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + ".log");
   auto r = wait_for(spawn_ptxbench(args, cwd, log), log);
   std::filesystem::remove(log);
   return r;

@@ -19,7 +19,7 @@ TEST_CASE("help and unknown commands") {
   CHECK(r.output.find("PTXBENCH_ROUNDS") != std::string::npos);
 }
 
-TEST_CASE("tasks list, show and check") {
+TEST_CASE("tasks list - show and check") {
   auto r = test::run_ptxbench({"tasks", "list"}, PTXBENCH_SOURCE_DIR);
   CHECK(r.exit_code == 0);
   CHECK(r.output.find("gemm_bf16_tcgen05") != std::string::npos);
@@ -34,7 +34,7 @@ TEST_CASE("tasks list, show and check") {
   CHECK(r.output.find("unknown task 'nope'") != std::string::npos);
 }
 
-TEST_CASE("eval prints the compile verdict with quoted ptxas lines, and exit code 1") {
+TEST_CASE("eval prints the compile verdict with quoted ptxas lines - and exit code 1") {
   auto r = test::run_ptxbench({"eval", "--task", "gemm_bf16_mma_sync", "--ptx", "configs/demo/naive_gemm_typo.ptx",
                                "--manifest", "configs/demo/naive_gemm.json", "--gpu", "off"},
                               PTXBENCH_SOURCE_DIR);
@@ -45,7 +45,7 @@ TEST_CASE("eval prints the compile verdict with quoted ptxas lines, and exit cod
   CHECK(r.output.find("compile       failed") != std::string::npos);
 }
 
-TEST_CASE("eval of a correct-looking naive kernel: compiles, static instruction check fails, GPU stages not run") {
+TEST_CASE("eval of a correct-looking naive kernel: compiles - static instruction check fails - GPU stages not run") {
   auto r = test::run_ptxbench({"eval", "--task", "gemm_bf16_mma_sync", "--ptx", "configs/demo/naive_gemm.ptx",
                                "--manifest", "configs/demo/naive_gemm.json", "--gpu", "off"},
                               PTXBENCH_SOURCE_DIR);
@@ -55,7 +55,7 @@ TEST_CASE("eval of a correct-looking naive kernel: compiles, static instruction 
   CHECK(r.output.find("| mma.sync | 0 |") != std::string::npos);
 }
 
-TEST_CASE("bad input gets a clear error naming what is wrong, exit code 2") {
+TEST_CASE("bad input gets a clear error naming what is wrong - exit code 2") {
   const fs::path dir = fs::temp_directory_path() / ("ptxbench_cli_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / "bad.json") << R"({"name": "x", "rounds": "three"})";

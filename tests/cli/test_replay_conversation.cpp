@@ -23,7 +23,7 @@ std::map<std::tuple<std::string, int, int>, std::pair<std::string, std::string>>
 }
 }  // namespace
 
-TEST_CASE("a recorded run replays turn for turn from its database, with today's prompts and evaluator") {
+TEST_CASE("a recorded run replays turn for turn from its database - with today's prompts and evaluator") {
   const fs::path src = PTXBENCH_SOURCE_DIR;
   const fs::path dir = fs::temp_directory_path() / ("ptxbench_replay_" + std::to_string(::getpid()));
   fs::remove_all(dir);

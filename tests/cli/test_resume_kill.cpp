@@ -33,7 +33,7 @@ std::map<std::tuple<std::string, int, int>, std::string> snapshot(const fs::path
 
 }  // namespace
 
-TEST_CASE("SIGKILL at random moments, then --resume: no turn lost or duplicated") {
+TEST_CASE("SIGKILL at random moments - then --resume: no turn lost or duplicated") {
   const fs::path src = PTXBENCH_SOURCE_DIR;
   const fs::path dir = fs::temp_directory_path() / ("ptxbench_kill_" + std::to_string(::getpid()));
   fs::remove_all(dir);

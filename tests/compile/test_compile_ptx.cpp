@@ -51,7 +51,7 @@ TEST_CASE("a trivial kernel compiles to a cubin with its resources") {
   }
 }
 
-TEST_CASE("the sm_90a fixtures compile: wgmma, mma.sync + ldmatrix + cp.async, TMA + mbarrier") {
+TEST_CASE("the sm_90a fixtures compile: wgmma - mma.sync + ldmatrix + cp.async - TMA + mbarrier") {
   for (compiler_backend backend : backends()) {
     for (const char* name : {"wgmma_sm90a.ptx", "mma_sync_sm90a.ptx", "tma_mbarrier_sm90a.ptx"}) {
       CAPTURE(name_of(backend));
@@ -66,7 +66,7 @@ TEST_CASE("the sm_90a fixtures compile: wgmma, mma.sync + ldmatrix + cp.async, T
   CHECK(find_kernel(wgmma.report, "wgmma_tile")->static_shared_bytes == 24576);
 }
 
-TEST_CASE("the tcgen05 kernel compiles for sm_100a without a Blackwell GPU, and not for sm_90a") {
+TEST_CASE("the tcgen05 kernel compiles for sm_100a without a Blackwell GPU - and not for sm_90a") {
   const std::string ptx = read_ptx_fixture("tcgen05_sm100a.ptx");
   for (compiler_backend backend : backends()) {
     CAPTURE(name_of(backend));
@@ -118,7 +118,7 @@ TEST_CASE("an undeclared register is reported as an unknown symbol on its line")
   }
 }
 
-TEST_CASE("empty PTX and an unknown architecture are failed compiles, not exceptions") {
+TEST_CASE("empty PTX and an unknown architecture are failed compiles - not exceptions") {
   const compiled_module empty = compile_ptx("  \n", "sm_90a");
   CHECK_FALSE(empty.ok);
   REQUIRE(empty.report.diagnostics.size() == 1);
@@ -137,7 +137,7 @@ TEST_CASE("empty PTX and an unknown architecture are failed compiles, not except
   CHECK(malformed.report.diagnostics[0].message.find("is not a target architecture") != std::string::npos);
 }
 
-TEST_CASE("ptxas keeps setmaxnreg; nvJitLink drops it and says so") {
+TEST_CASE("ptxas keeps setmaxnreg - nvJitLink drops it and says so") {
   const std::string ptx = read_ptx_fixture("tma_mbarrier_sm90a.ptx");
   const compiled_module relocatable = compile_ptx(ptx, "sm_90a", compiler_backend::nvjitlink);
   REQUIRE(relocatable.ok);

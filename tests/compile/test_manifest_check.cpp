@@ -68,7 +68,7 @@ TEST_CASE("a parameter count mismatch lists the declared parameters") {
   CHECK(problems[0].find("0 'a_map' .align 64 .b8 a_map[128]") != std::string::npos);
 }
 
-TEST_CASE("width mismatches name the parameter, its declaration and what the binding needs") {
+TEST_CASE("width mismatches name the parameter - its declaration and what the binding needs") {
   const std::string ptx =
       ".visible .entry gemm(.param .u32 p0, .param .align 64 .b8 p1[128], .param .u32 p2, .param .f32 p3,"
       " .param .u64 p4, .param .u32 p5)\n{\n ret;\n}\n";
@@ -122,7 +122,7 @@ TEST_CASE("constants and scalars fit scalar parameters of their kind") {
   CHECK(problems[0].find("floating-point literal") != std::string::npos);
 }
 
-TEST_CASE("a literal block larger than .maxntid, or unlike .reqntid, is refused") {
+TEST_CASE("a literal block larger than .maxntid - or unlike .reqntid - is refused") {
   const std::vector<std::string> problems = check_manifest_against_ptx(gemm_manifest(good_params, "[512, 1, 1]"),
                                                                        parse_ptx_entries(tma_gemm_ptx), gemm_task());
   REQUIRE(problems.size() == 1);

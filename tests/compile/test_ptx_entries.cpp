@@ -18,7 +18,7 @@ ptx_entry entry_named(const std::vector<ptx_entry>& entries, const std::string& 
 }
 }  // namespace
 
-TEST_CASE("entries, not device functions or commented-out text, are found with their lines") {
+TEST_CASE("entries - not device functions or commented-out text - are found with their lines") {
   const std::vector<ptx_entry> entries = parse_ptx_entries(read_ptx_fixture("entries_mixed.ptx"));
   REQUIRE(entries.size() == 3);
   CHECK(entries[0].name == "triton_matmul");
@@ -28,7 +28,7 @@ TEST_CASE("entries, not device functions or commented-out text, are found with t
   CHECK(entries[2].params.empty());
 }
 
-TEST_CASE("Triton pointers: the .align after .ptr is the pointee's, the parameter is 8 bytes aligned 8") {
+TEST_CASE("Triton pointers: the .align after .ptr is the pointee's - the parameter is 8 bytes aligned 8") {
   const ptx_entry e = entry_named(parse_ptx_entries(read_ptx_fixture("entries_mixed.ptx")), "triton_matmul");
   REQUIRE(e.params.size() == 3);
   CHECK(e.params[0].name == "triton_matmul_param_0");
@@ -43,7 +43,7 @@ TEST_CASE("Triton pointers: the .align after .ptr is the pointee's, the paramete
   CHECK(e.directives.at(".maxnreg") == "168");
 }
 
-TEST_CASE("tensor maps by value, one-line parameter lists and several directives on a line") {
+TEST_CASE("tensor maps by value - one-line parameter lists and several directives on a line") {
   const ptx_entry e = entry_named(parse_ptx_entries(read_ptx_fixture("entries_mixed.ptx")), "tma_gemm");
   REQUIRE(e.params.size() == 6);
   CHECK(e.params[0].name == "tma_gemm_a_map");

@@ -6,7 +6,7 @@
 
 using namespace ptxbench;
 
-TEST_CASE("resources of several kernels, with spills and constant memory, are read per kernel") {
+TEST_CASE("resources of several kernels - with spills and constant memory - are read per kernel") {
   const std::string log =
       "ptxas info    : 0 bytes gmem\n"
       "ptxas info    : Compiling entry function 'gemm_kernel' for 'sm_90a'\n"
@@ -36,7 +36,7 @@ TEST_CASE("resources of several kernels, with spills and constant memory, are re
   CHECK(kernels[1].constant_bytes == 376);
 }
 
-TEST_CASE("advisories with a code are kept as infos, with their line when they name one") {
+TEST_CASE("advisories with a code are kept as infos - with their line when they name one") {
   const std::string ptx = "l1\nl2\nl3\nl4\nl5\nl6\n";
   const std::string log =
       "ptxas info    : (C7519) warpgroup.arrive is injected in around line 4 by compiler to allow use of registers\n"
@@ -52,7 +52,7 @@ TEST_CASE("advisories with a code are kept as infos, with their line when they n
   CHECK(d[1].message.rfind("(C7508)", 0) == 0);
 }
 
-TEST_CASE("warnings and unlocated fatals are read; the closing 'aborted' line is dropped") {
+TEST_CASE("warnings and unlocated fatals are read - the closing 'aborted' line is dropped") {
   const std::string log =
       "ptxas application ptx input, line 2; warning : Unused parameter\n"
       "ptxas fatal   : SM version specified by .target is higher than default SM version assumed\n"

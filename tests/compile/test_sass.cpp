@@ -47,7 +47,7 @@ TEST_CASE("wgmma lowers to HGMMA and QGMMA with their shapes in the opcode") {
   for (const sass_instruction& inst : l->instructions) CHECK(inst.function == "wgmma_tile");
 }
 
-TEST_CASE("mma.sync, ldmatrix, stmatrix and cp.async lower to HMMA, LDSM, STSM and LDGSTS") {
+TEST_CASE("mma.sync - ldmatrix - stmatrix and cp.async lower to HMMA - LDSM - STSM and LDGSTS") {
   auto l = listing_of("mma_sync_sm90a.ptx", "sm_90a");
   if (!l) return;
   CHECK(l->opcode_counts["HMMA"] > 0);
@@ -57,7 +57,7 @@ TEST_CASE("mma.sync, ldmatrix, stmatrix and cp.async lower to HMMA, LDSM, STSM a
   CHECK(l->opcode_counts["LDGSTS"] > 0);
 }
 
-TEST_CASE("TMA and mbarrier lower to UTMALDG, UTMASTG and SYNCS.*") {
+TEST_CASE("TMA and mbarrier lower to UTMALDG - UTMASTG and SYNCS.*") {
   auto l = listing_of("tma_mbarrier_sm90a.ptx", "sm_90a");
   if (!l) return;
   CHECK(count_matching(*l, "UTMALDG") == 1);
@@ -68,7 +68,7 @@ TEST_CASE("TMA and mbarrier lower to UTMALDG, UTMASTG and SYNCS.*") {
   CHECK(count_matching(*l, "SYNCS.ARRIVE.TRANS") == 0);  // prefixes end at a '.', not mid-word
 }
 
-TEST_CASE("tcgen05 on sm_100a lowers to UTCHMMA, UTCQMMA, UTCBAR and LDTM") {
+TEST_CASE("tcgen05 on sm_100a lowers to UTCHMMA - UTCQMMA - UTCBAR and LDTM") {
   auto l = listing_of("tcgen05_sm100a.ptx", "sm_100a");
   if (!l) return;
   CHECK(l->opcode_counts["UTCHMMA"] == 1);
@@ -152,7 +152,7 @@ TEST_CASE("the text reader attributes instructions to their section and strips p
   CHECK(insts[3].offset == 0);
 }
 
-TEST_CASE("an empty cubin is an unavailable listing with a reason, not an exception") {
+TEST_CASE("an empty cubin is an unavailable listing with a reason - not an exception") {
   const sass_listing l = disassemble({});
   CHECK_FALSE(l.available);
   CHECK_FALSE(l.error.empty());

@@ -42,7 +42,7 @@ sass_instruction sass(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("instructions in comments, strings, labels and names do not count") {
+TEST_CASE("instructions in comments - strings - labels and names do not count") {
   const std::string ptx =
       "// wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 in a line comment\n"
       "/* ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1,%r2,%r3,%r4}, [%r5];\n"
@@ -56,7 +56,7 @@ TEST_CASE("instructions in comments, strings, labels and names do not count") {
   CHECK(ptx_count(ptx, "mma.sync") == 0);
 }
 
-TEST_CASE("instructions count after predicates, labels and braces, at a '.' boundary") {
+TEST_CASE("instructions count after predicates - labels and braces - at a '.' boundary") {
   const std::string ptx =
       "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%r1], %r2; }\n"
       "@%p1 mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, "
@@ -70,7 +70,7 @@ TEST_CASE("instructions count after predicates, labels and braces, at a '.' boun
   CHECK(ptx_count(ptx, "wgmma.mma_async") == 0);
 }
 
-TEST_CASE("cp.async counts copies only, not bulk copies, waits or commits") {
+TEST_CASE("cp.async counts copies only - not bulk copies - waits or commits") {
   const std::string ptx =
       "cp.async.cg.shared.global [%r1], [%rd1], 16;\n"
       "cp.async.ca.shared.global [%r2], [%rd2], 4;\n"
@@ -113,7 +113,7 @@ TEST_CASE("the wgmma + TMA fixture passes its targets statically") {
   if (ptxbench::test::default_compile_keeps_setmaxnreg()) CHECK(check_of(r, "setmaxnreg").sass_count == 2);
 }
 
-TEST_CASE("a target every fixture lowers passes: mma.sync, ldmatrix, cp.async; tcgen05 on sm_100a") {
+TEST_CASE("a target every fixture lowers passes: mma.sync - ldmatrix - cp.async - tcgen05 on sm_100a") {
   struct target_case {
     const char* fixture;
     const char* arch;
@@ -158,7 +158,7 @@ TEST_CASE("wgmma's SASS count leaves out the no-op HGMMA that ptxas pads with") 
   CHECK(check_of(r, "wgmma.mma_async").is_math);
 }
 
-TEST_CASE("a target without a table entry cannot pass; a task without targets passes") {
+TEST_CASE("a target without a table entry cannot pass - a task without targets passes") {
   const sass_listing none;
   const instruction_report r =
       static_instruction_check(task_for("sm_90a", {"red.global"}), "red.global.add.f32 [%rd1], %f1;\n", none);

@@ -8,7 +8,7 @@
 
 using namespace ptxbench;
 
-TEST_CASE("stdout, stderr and the exit code come back") {
+TEST_CASE("stdout - stderr and the exit code come back") {
   const process_result r = run_process({"/bin/sh", "-c", "echo out; echo err >&2; exit 3"}, 5000);
   REQUIRE(r.ran);
   CHECK(r.exit_code == 3);
@@ -25,7 +25,7 @@ TEST_CASE("a child past its time limit is killed and reported") {
   CHECK(elapsed_s < 5.0);
 }
 
-TEST_CASE("a program that does not exist is a failure, not an exception") {
+TEST_CASE("a program that does not exist is a failure - not an exception") {
   const process_result r = run_process({"/nonexistent/tool"}, 1000);
   CHECK_FALSE(r.ran);
   CHECK_FALSE(r.failure.empty());

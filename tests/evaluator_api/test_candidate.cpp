@@ -27,7 +27,7 @@ TEST_CASE("a reply cut off inside a block says so") {
   CHECK(c.problem.find("cut off by the token limit") != std::string::npos);
 }
 
-TEST_CASE("tildes, longer fences and info strings are understood") {
+TEST_CASE("tildes - longer fences and info strings are understood") {
   auto c = extract_candidate("~~~ptx\n.entry a() { ret; }\n~~~\n````json title=manifest\n{\"x\": \"```\"}\n````\n");
   CHECK(c.problem.empty());
   CHECK(c.manifest_text == "{\"x\": \"```\"}\n");

@@ -24,7 +24,7 @@ TEST_CASE("real expressions give scalars such as the softmax scale") {
   CHECK(eval_real("K / 3", {{"K", 10}}) == doctest::Approx(3.3333333));
 }
 
-TEST_CASE("expression errors name the expression, the problem and the column") {
+TEST_CASE("expression errors name the expression - the problem and the column") {
   name_values n{{"M", 4}};
   auto message = [&](const std::string& e) {
     try {

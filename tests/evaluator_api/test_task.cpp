@@ -31,7 +31,7 @@ std::string error_of(const json& j) {
 }
 }  // namespace
 
-TEST_CASE("a valid task parses with its timed size, flops and tolerances") {
+TEST_CASE("a valid task parses with its timed size - flops and tolerances") {
   task t = parse_task(good_task());
   CHECK(t.id == "gemm_test");
   CHECK(t.tensors.size() == 3);

@@ -25,7 +25,7 @@ nlohmann::json anthropic_body() {
 }
 }  // namespace
 
-TEST_CASE("anthropic: request carries the system field, headers and extra fields") {
+TEST_CASE("anthropic: request carries the system field - headers and extra fields") {
   fake_llm_server server([](int, const httplib::Request&, httplib::Response& res) {
     reply_json(res, anthropic_body());
   });
@@ -56,7 +56,7 @@ TEST_CASE("anthropic: request carries the system field, headers and extra fields
   CHECK(body["thinking"]["budget_tokens"] == 2048);
 }
 
-TEST_CASE("anthropic: text blocks form the text, thinking blocks the reasoning") {
+TEST_CASE("anthropic: text blocks form the text - thinking blocks the reasoning") {
   fake_llm_server server([](int, const httplib::Request&, httplib::Response& res) {
     reply_json(res, anthropic_body());
   });
@@ -80,7 +80,7 @@ TEST_CASE("anthropic: a base URL ending in /v1 is not doubled") {
   CHECK(server.requests().at(0).path == "/v1/messages");
 }
 
-TEST_CASE("anthropic: 529 overloaded is retried, its message recorded") {
+TEST_CASE("anthropic: 529 overloaded is retried - its message recorded") {
   fake_llm_server server([](int index, const httplib::Request&, httplib::Response& res) {
     if (index == 0)
       return reply_json(

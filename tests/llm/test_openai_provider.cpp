@@ -11,7 +11,7 @@
 using namespace ptxbench;
 using namespace ptxbench::test;
 
-TEST_CASE("openai: a reply's text, reasoning_content, usage and model are kept") {
+TEST_CASE("openai: a reply's text - reasoning_content - usage and model are kept") {
   fake_llm_server server([](int, const httplib::Request&, httplib::Response& res) {
     reply_json(res, openai_body("```ptx\n.version 8.5\n```", "reasoning_content", "Tile 128x128."));
   });
@@ -29,7 +29,7 @@ TEST_CASE("openai: a reply's text, reasoning_content, usage and model are kept")
   CHECK(out.result.latency_ms > 0.0);
 }
 
-TEST_CASE("openai: reasoning in message.reasoning (newer vLLM, Ollama) is kept") {
+TEST_CASE("openai: reasoning in message.reasoning (newer vLLM - Ollama) is kept") {
   fake_llm_server server([](int, const httplib::Request&, httplib::Response& res) {
     reply_json(res, openai_body("answer", "reasoning", "thought"));
   });
@@ -108,7 +108,7 @@ TEST_CASE("openai: the API key comes from the named environment variable") {
   }
 }
 
-TEST_CASE("openai: describe names kind, url and model") {
+TEST_CASE("openai: describe names kind - url and model") {
   fake_llm_server server([](int, const httplib::Request&, httplib::Response& res) {
     reply_json(res, openai_body("ok"));
   });

@@ -44,7 +44,7 @@ TEST_CASE("config: defaults and default base URLs") {
   CHECK(parse_provider_config({{"model", "m"}}).base_url == "https://api.openai.com/v1");
 }
 
-TEST_CASE("config: the stored form keeps the key's variable name, never a key") {
+TEST_CASE("config: the stored form keeps the key's variable name - never a key") {
   provider_config c;
   c.model = "m";
   c.api_key_env = "OPENAI_API_KEY";

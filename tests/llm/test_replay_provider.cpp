@@ -5,7 +5,7 @@
 
 using namespace ptxbench;
 
-TEST_CASE("replay: recorded replies are returned, missing ones are a failure value") {
+TEST_CASE("replay: recorded replies are returned - missing ones are a failure value") {
   auto p = make_replay_provider(
       [](const turn_key& k) -> std::optional<completion> {
         if (k.task_id != "gemm" || k.sample != 2 || k.round != 1) return std::nullopt;

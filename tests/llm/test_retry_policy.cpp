@@ -22,7 +22,7 @@ TEST_CASE("retry policy: Retry-After as an HTTP-date is relative to now") {
   CHECK(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", date + 100) == 0.0);
 }
 
-TEST_CASE("retry policy: backoff doubles, is capped, and jitter stays within [half, full]") {
+TEST_CASE("retry policy: backoff doubles - is capped - and jitter stays within [half - full]") {
   CHECK(backoff_delay_s(0, 1.0, 60.0, 0.999999) == doctest::Approx(1.0).epsilon(1e-5));
   CHECK(backoff_delay_s(1, 1.0, 60.0, 0.999999) == doctest::Approx(2.0).epsilon(1e-5));
   CHECK(backoff_delay_s(3, 1.0, 60.0, 0.999999) == doctest::Approx(8.0).epsilon(1e-5));

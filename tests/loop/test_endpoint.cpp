@@ -21,7 +21,7 @@ json ask(httplib::Client& c, const json& messages) {
 std::string text(const json& r) { return r["choices"][0]["message"]["content"]; }
 }  // namespace
 
-TEST_CASE("the endpoint answers by task and round, cycling variants, over real HTTP") {
+TEST_CASE("the endpoint answers by task and round - cycling variants - over real HTTP") {
   endpoint_script s;
   s.tasks["t1"] = {{{"t1 r0 a"}, {"t1 r0 b"}}, {{"t1 r1"}}};
   s.tasks["*"] = {{{"any r0"}}};

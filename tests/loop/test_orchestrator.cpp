@@ -60,7 +60,7 @@ endpoint_script three_round_script() {
 
 }  // namespace
 
-TEST_CASE("trajectories repair through rounds, storing prompts, replies, feedback and evaluations") {
+TEST_CASE("trajectories repair through rounds - storing prompts - replies - feedback and evaluations") {
   fixture f;
   test::fake_evaluator eval;
   auto summary = f.run(three_round_script(), eval);
@@ -93,7 +93,7 @@ TEST_CASE("trajectories repair through rounds, storing prompts, replies, feedbac
   }
 }
 
-TEST_CASE("stop policy: first_pass stops at the pass, all_rounds keeps optimising") {
+TEST_CASE("stop policy: first_pass stops at the pass - all_rounds keeps optimising") {
   endpoint_script s;
   s.tasks["*"] = {{{reply("passed", "r0")}}, {{reply("performance", "r1")}}};
   {
@@ -150,7 +150,7 @@ TEST_CASE("feedback detail none and stage withhold the details") {
   }
 }
 
-TEST_CASE("a reply without a candidate is a format failure, fed back and logged") {
+TEST_CASE("a reply without a candidate is a format failure - fed back and logged") {
   fixture f;
   f.config.rounds = 2;
   endpoint_script s;
@@ -165,7 +165,7 @@ TEST_CASE("a reply without a candidate is a format failure, fed back and logged"
   CHECK(turns[1].turn.feedback.find("could not be judged") != std::string::npos);
 }
 
-TEST_CASE("an LLM endpoint that fails leaves the trajectory pending, and a resume completes it") {
+TEST_CASE("an LLM endpoint that fails leaves the trajectory pending - and a resume completes it") {
   fixture f;
   f.config.samples = 1;
   test::fake_evaluator eval;
@@ -183,7 +183,7 @@ TEST_CASE("an LLM endpoint that fails leaves the trajectory pending, and a resum
   CHECK(f.store->find_experiment("t")->status == "done");
 }
 
-TEST_CASE("overlap: trajectories wait on the model in parallel, never one at a time") {
+TEST_CASE("overlap: trajectories wait on the model in parallel - never one at a time") {
   fixture f;
   f.config.samples = 8;  // 16 trajectories
   f.config.concurrency = 16;

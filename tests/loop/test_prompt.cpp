@@ -10,7 +10,7 @@ task gemm() { return load_task_file(std::string(PTXBENCH_SOURCE_DIR) + "/tasks/g
 prompt_library library() { return prompt_library(std::string(PTXBENCH_SOURCE_DIR) + "/prompts"); }
 }  // namespace
 
-TEST_CASE("the task prompt states the task, its sizes, targets and the task id line the endpoint reads") {
+TEST_CASE("the task prompt states the task - its sizes - targets and the task id line the endpoint reads") {
   auto p = library().task_prompt(gemm());
   CHECK(p.find("Task id: gemm_bf16_wgmma_tma") != std::string::npos);
   CHECK(p.find("K=4096 M=4096 N=4096 (timed)") != std::string::npos);
@@ -59,7 +59,7 @@ TEST_CASE("correctness feedback withholds the figures of the hidden seed") {
   CHECK(fb.find("12345") == std::string::npos);
 }
 
-TEST_CASE("GPU stages that did not run are said plainly, not reported as a failure") {
+TEST_CASE("GPU stages that did not run are said plainly - not reported as a failure") {
   evaluation_result r;
   r.verdict = stage::runtime;
   r.headline = "runtime: not run (no GPU on this machine)";

@@ -9,7 +9,7 @@
 
 using namespace ptxbench;
 
-TEST_CASE("base64 round-trips every tail length, so cubin bytes reach the worker intact") {
+TEST_CASE("base64 round-trips every tail length - so cubin bytes reach the worker intact") {
   for (size_t n = 0; n < 70; ++n) {
     std::vector<char> bytes(n);
     for (size_t i = 0; i < n; ++i) bytes[i] = char((i * 37 + 11) & 0xFF);
@@ -19,7 +19,7 @@ TEST_CASE("base64 round-trips every tail length, so cubin bytes reach the worker
   CHECK_THROWS(protocol::base64_decode("TW!u"));
 }
 
-TEST_CASE("line reader splits lines, times out and sees end of file") {
+TEST_CASE("line reader splits lines - times out and sees end of file") {
   int fds[2];
   REQUIRE(::pipe(fds) == 0);
   protocol::line_reader reader(fds[0]);
@@ -110,7 +110,7 @@ TEST_CASE("a dotted table opcode matches predicated SASS with longer modifiers")
   CHECK(r.checks[0].passed);
 }
 
-TEST_CASE("without the dynamic count the stage is unverified, never passed") {
+TEST_CASE("without the dynamic count the stage is unverified - never passed") {
   auto r = report_for("wgmma.mma_async", {"HGMMA"}, true);
   auto o = instruction_outcome(r, "no GPU on this machine");
   CHECK(o.status == stage_status::unverified);
@@ -121,7 +121,7 @@ TEST_CASE("without the dynamic count the stage is unverified, never passed") {
   CHECK(instruction_outcome(r, "no GPU").status == stage_status::failed);
 }
 
-TEST_CASE("a job survives the trip to the worker: task, manifest, cubin bytes and settings") {
+TEST_CASE("a job survives the trip to the worker: task - manifest - cubin bytes and settings") {
   protocol::worker_job job;
   job.id = 42;
   job.t = load_task_file(std::string(PTXBENCH_SOURCE_DIR) + "/tasks/attention_fwd_bf16_wgmma.json");
@@ -145,7 +145,7 @@ TEST_CASE("a job survives the trip to the worker: task, manifest, cubin bytes an
   CHECK(back.time_limit_ms == 1234);
 }
 
-TEST_CASE("the verdict is the first failed stage; an unverified stage never counts as a pass") {
+TEST_CASE("the verdict is the first failed stage - an unverified stage never counts as a pass") {
   evaluation_result r;
   for (int i = 0; i < stage_count; ++i) r.stages[stage(i)] = {stage_status::passed, "", 0.0};
   finish_verdict(r);

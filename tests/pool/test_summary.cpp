@@ -51,7 +51,7 @@ TEST_CASE("every second column tile is recognised") {
   CHECK(contains(s, "in 8 of 16 128x128 tiles"));
 }
 
-TEST_CASE("scattered errors give counts and the first bad element, not made-up patterns") {
+TEST_CASE("scattered errors give counts and the first bad element - not made-up patterns") {
   auto m = grid(300, 300, [](int64_t r, int64_t c) { return (r * 7 + c * 13) % 101 == 0; });
   m.first_got = 1.5;
   m.first_expected = 2.25;

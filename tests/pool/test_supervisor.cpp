@@ -51,7 +51,7 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 
 }  // namespace
 
-TEST_CASE("gpu mode off: compile and static checks run, GPU stages are not run with the reason") {
+TEST_CASE("gpu mode off: compile and static checks run - GPU stages are not run with the reason") {
   local_evaluator_options o;
   o.gpu_mode = "off";
   auto ev = make_local_evaluator(o);
@@ -101,7 +101,7 @@ TEST_CASE("a PTX syntax error fails compile with ptxas's message") {
   CHECK(r.stages[stage::runtime].status == stage_status::not_run);
 }
 
-TEST_CASE("a missing worker executable leaves the GPU stages not run, saying where it looked") {
+TEST_CASE("a missing worker executable leaves the GPU stages not run - saying where it looked") {
   local_evaluator_options o;
   o.worker_path = "/nonexistent/ptxbench-worker";
   auto ev = make_local_evaluator(o);
@@ -140,7 +140,7 @@ TEST_CASE("fake worker: results come back and the instructions stage stays unver
   CHECK(r.gpu == "Fake GPU (sm_90)");
 }
 
-TEST_CASE("a crashed worker gives a runtime verdict with its signal, and the next job gets a fresh worker") {
+TEST_CASE("a crashed worker gives a runtime verdict with its signal - and the next job gets a fresh worker") {
   auto ev = fake_evaluator();
   auto first = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "ok"));
   auto crashed = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "crash"));
@@ -171,7 +171,7 @@ TEST_CASE("the watchdog kills a hanging worker at the time limit and names the l
   CHECK(after.stages[stage::correctness].status == stage_status::passed);
 }
 
-TEST_CASE("a sticky CUDA error reported by the worker is a runtime verdict, then the worker is replaced") {
+TEST_CASE("a sticky CUDA error reported by the worker is a runtime verdict - then the worker is replaced") {
   auto ev = fake_evaluator();
   auto r = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "sticky"));
   CHECK(r.verdict == stage::runtime);
@@ -194,7 +194,7 @@ TEST_CASE("an sm_100a task is compiled and checked statically but not run on a H
   CHECK(r.stages[stage::instructions].status == stage_status::failed);  // no tcgen05 in an mma.sync kernel
 }
 
-TEST_CASE("many threads evaluate at once; every job gets its own result") {
+TEST_CASE("many threads evaluate at once - every job gets its own result") {
   auto ev = fake_evaluator();
   std::vector<std::thread> threads;
   std::vector<std::string> reasons(16);

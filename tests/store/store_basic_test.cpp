@@ -51,7 +51,7 @@ TEST_CASE("open creates the folder and a WAL database with its schema version") 
   CHECK(run_store::open(file)->experiments().size() == 1);
 }
 
-TEST_CASE("experiments are created, found by name and id, and a duplicate name is refused") {
+TEST_CASE("experiments are created - found by name and id - and a duplicate name is refused") {
   temp_folder dir;
   auto store = run_store::open(dir / "run.db");
   const int64_t a = store->create_experiment(sample_experiment("first"));
@@ -123,7 +123,7 @@ TEST_CASE("ensure_trajectory is idempotent and finish_trajectory records the out
   CHECK_THROWS_AS(store->finish_trajectory(12345, "passed", true, 1), store_error);
 }
 
-TEST_CASE("a turn and its candidate round-trip exactly: JSON messages, unicode, 2 MB of PTX, NUL bytes") {
+TEST_CASE("a turn and its candidate round-trip exactly: JSON messages - unicode - 2 MB of PTX - NUL bytes") {
   temp_folder dir;
   auto store = run_store::open(dir / "run.db");
   const int64_t traj = store->ensure_trajectory(store->create_experiment(sample_experiment("e")), "t", "f", 0);
@@ -156,7 +156,7 @@ TEST_CASE("a turn and its candidate round-trip exactly: JSON messages, unicode, 
   CHECK_FALSE(views[0].evaluation);
 }
 
-TEST_CASE("record_turn for a stored (trajectory, round) writes nothing and returns the stored id") {
+TEST_CASE("record_turn for a stored (trajectory - round) writes nothing and returns the stored id") {
   temp_folder dir;
   const auto file = dir / "run.db";
   auto store = run_store::open(file);
@@ -182,7 +182,7 @@ TEST_CASE("record_turn for a stored (trajectory, round) writes nothing and retur
   CHECK(views[1].candidate->format_problem == "no ```ptx block");
 }
 
-TEST_CASE("a turn for a trajectory that does not exist is refused, naming the file and the cause") {
+TEST_CASE("a turn for a trajectory that does not exist is refused - naming the file and the cause") {
   temp_folder dir;
   auto store = run_store::open(dir / "run.db");
   try {

@@ -10,7 +10,7 @@
 using namespace ptxbench;
 using namespace ptxbench::store_test;
 
-TEST_CASE("8 threads write through one store: nothing lost, nothing duplicated") {
+TEST_CASE("8 threads write through one store: nothing lost - nothing duplicated") {
   temp_folder dir;
   const auto file = dir / "run.db";
   auto store = run_store::open(file);

@@ -45,7 +45,7 @@ evaluation_row evaluation(int64_t candidate_id, const std::string& verdict, std:
 
 }  // namespace
 
-TEST_CASE("evaluations: turns() shows the latest, speedup may be absent, replay links its origin") {
+TEST_CASE("evaluations: turns() shows the latest - speedup may be absent - replay links its origin") {
   temp_folder dir;
   const auto file = dir / "run.db";
   auto store = run_store::open(file);
@@ -79,7 +79,7 @@ TEST_CASE("evaluations: turns() shows the latest, speedup may be absent, replay 
   CHECK_THROWS_AS(store->record_evaluation(evaluation(9999, "passed", 1.0)), store_error);
 }
 
-TEST_CASE("LLM failures are listed per experiment, oldest first") {
+TEST_CASE("LLM failures are listed per experiment - oldest first") {
   temp_folder dir;
   auto store = run_store::open(dir / "run.db");
   const one_turn a = write_one_turn(*store, "a");
@@ -111,7 +111,7 @@ TEST_CASE("LLM failures are listed per experiment, oldest first") {
   CHECK(store->llm_failures(b.experiment).empty());
 }
 
-TEST_CASE("read-only open: missing file, foreign file and newer schema are refused with the file named") {
+TEST_CASE("read-only open: missing file - foreign file and newer schema are refused with the file named") {
   temp_folder dir;
   const auto missing = dir / "missing.db";
   try {

@@ -198,7 +198,7 @@ TEST_CASE("merge: three shards become one experiment holding every row once") {
   }
 }
 
-TEST_CASE("merge: merging again, or an input listed twice, adds nothing") {
+TEST_CASE("merge: merging again - or an input listed twice - adds nothing") {
   temp_folder dir;
   const auto shards = write_shards(dir);
   const auto merged = dir / "all.db";
@@ -222,7 +222,7 @@ TEST_CASE("merge: merging again, or an input listed twice, adds nothing") {
   CHECK(rows(merged, "llm_failures") == 6);
 }
 
-TEST_CASE("merge: a running shard keeps the experiment running, and a later merge completes it") {
+TEST_CASE("merge: a running shard keeps the experiment running - and a later merge completes it") {
   temp_folder dir;
   const auto shard0 = dir / "shard-0.db";
   const auto shard1 = dir / "shard-1.db";
@@ -322,7 +322,7 @@ TEST_CASE("merge: overlapping shards with different content are refused before a
   CHECK(rows(merged, "turns") == 1);
 }
 
-TEST_CASE("merge: configs that differ beyond the shard fields are refused, naming the key and files") {
+TEST_CASE("merge: configs that differ beyond the shard fields are refused - naming the key and files") {
   temp_folder dir;
   const auto a = dir / "a.db";
   const auto b = dir / "b.db";
@@ -355,7 +355,7 @@ TEST_CASE("merge: configs that differ beyond the shard fields are refused, namin
   CHECK(rows(merged, "experiments") == 0);
 }
 
-TEST_CASE("merge: a missing input, a file that is no database, or the output as input are bad input") {
+TEST_CASE("merge: a missing input - a file that is no database - or the output as input are bad input") {
   temp_folder dir;
   const auto shard = dir / "shard-0.db";
   write_shard(shard, 0);

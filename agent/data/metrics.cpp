@@ -1,0 +1,134 @@
+#include "agent/data/metrics.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <optional>
+
+#include "evaluator/api/evaluation.hpp"
+
+namespace ptxbench::data {
+namespace {
+
+// What a trajectory has achieved so far.
+struct progress {
+  bool compiled = false;
+  bool correct = false;
+  bool instructions = false;
+  bool passed = false;
+  std::optional<double> best_correct_speedup;
+
+  void add(const turn_view& t) {
+    if (!t.evaluation) return;
+    const auto& e = *t.evaluation;
+    compiled = compiled || data::compiled(t);
+    correct = correct || e.correct;
+    instructions = instructions || e.instructions_ok;
+    passed = passed || e.passed;
+    if (e.correct && e.speedup && (!best_correct_speedup || *e.speedup > *best_correct_speedup)) {
+      best_correct_speedup = e.speedup;
+    }
+  }
+};
+
+rates summarize(const std::vector<progress>& states) {
+  rates r;
+  r.trajectories = static_cast<int>(states.size());
+  r.fast_p.assign(fast_p_thresholds.size(), 0.0);
+  if (states.empty()) return r;
+  for (const auto& s : states) {
+    r.compiled += s.compiled;
+    r.correct += s.correct;
+    r.instructions += s.instructions;
+    r.passed += s.passed;
+    for (size_t i = 0; i < fast_p_thresholds.size(); ++i) {
+      if (s.correct && s.best_correct_speedup && *s.best_correct_speedup > fast_p_thresholds[i]) r.fast_p[i] += 1;
+    }
+  }
+  double n = static_cast<double>(states.size());
+  r.compiled /= n;
+  r.correct /= n;
+  r.instructions /= n;
+  r.passed /= n;
+  for (auto& f : r.fast_p) f /= n;
+  return r;
+}
+
+struct group_input {
+  std::string family;
+  std::vector<const trajectory_data*> trajectories;
+};
+
+group_metrics measure(const std::string& model, const std::string& task, const group_input& in) {
+  group_metrics g;
+  g.model = model;
+  g.task = task;
+  g.family = in.family;
+  g.trajectories = static_cast<int>(in.trajectories.size());
+  int max_round = -1;
+  for (const auto* t : in.trajectories) {
+    for (const auto& turn : t->turns) {
+      max_round = std::max(max_round, turn.turn.round);
+      ++g.candidates;
+      auto q = quality_of(turn);
+      if (q.verdict < 0) {
+        ++g.unevaluated;
+        continue;
+      }
+      ++g.verdicts[q.verdict];
+      for (int s = 0; s < 6; ++s) g.stage_passed[s] += q.stage_passed[s];
+    }
+  }
+  std::vector<progress> states(in.trajectories.size());
+  for (int r = 0; r <= max_round; ++r) {
+    for (size_t i = 0; i < in.trajectories.size(); ++i) {
+      for (const auto& turn : in.trajectories[i]->turns) {
+        if (turn.turn.round == r) states[i].add(turn);
+      }
+    }
+    g.per_round.push_back(summarize(states));
+  }
+  g.final = summarize(states);
+  for (const auto& s : states) {
+    g.passed_trajectories += s.passed;
+    if (s.best_correct_speedup) g.speedups.push_back(*s.best_correct_speedup);
+  }
+  std::sort(g.speedups.begin(), g.speedups.end());
+  for (int k : pass_k_values) {
+    if (k <= g.trajectories) g.pass_at_k[k] = pass_at_k(g.trajectories, g.passed_trajectories, k);
+  }
+  return g;
+}
+
+}  // namespace
+
+double pass_at_k(int n, int c, int k) {
+  assert(0 <= c && c <= n && 1 <= k && k <= n);
+  if (n - c < k) return 1.0;
+  // C(n-c,k)/C(n,k) = prod_{i=n-c+1}^{n} (1 - k/i)
+  double ratio = 1.0;
+  for (int i = n - c + 1; i <= n; ++i) ratio *= 1.0 - static_cast<double>(k) / i;
+  return 1.0 - ratio;
+}
+
+double median_sorted(const std::vector<double>& sorted) {
+  assert(!sorted.empty());
+  size_t n = sorted.size();
+  return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
+std::vector<group_metrics> compute_metrics(const std::vector<experiment_data>& experiments) {
+  std::map<std::pair<std::string, std::string>, group_input> groups;
+  for (const auto& e : experiments) {
+    for (const auto& t : e.trajectories) {
+      std::string model = t.turns.empty() ? e.experiment.model : model_of(t.turns.front(), e.experiment);
+      auto& g = groups[{model, t.trajectory.task_id}];
+      g.family = t.trajectory.family;
+      g.trajectories.push_back(&t);
+    }
+  }
+  std::vector<group_metrics> out;
+  for (const auto& [key, input] : groups) out.push_back(measure(key.first, key.second, input));
+  return out;
+}
+
+}  // namespace ptxbench::data

@@ -1,0 +1,232 @@
+#include "agent/data/replay.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "agent/data/run_data.hpp"
+#include "evaluator/api/json_path.hpp"
+
+namespace ptxbench::data {
+namespace {
+
+std::string now_utc() {
+  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+// One candidate to judge again.
+struct replay_job {
+  std::string task_id;
+  int sample = 0;
+  int round = 0;
+  int64_t new_candidate_id = 0;
+  std::optional<candidate_row> candidate;
+  std::optional<evaluation_row> old;
+};
+
+// The old result's headline, read loosely: a result written by an older
+// evaluator need not parse with today's schema.
+std::string old_headline(const std::optional<evaluation_row>& old) {
+  if (!old) return "";
+  if (old->result.is_object() && old->result.contains("headline") && old->result["headline"].is_string()) {
+    return old->result["headline"].get<std::string>();
+  }
+  return "";
+}
+
+std::string verdict_of(const evaluation_result& r) { return r.passed ? "passed" : to_string(r.verdict); }
+
+evaluation_result format_failure(const std::string& problem, evaluator& judge) {
+  evaluation_result r;
+  r.verdict = stage::format;
+  r.headline = "format: " + problem;
+  r.stages[stage::format] = {stage_status::failed, problem, 0.0};
+  for (int s = 1; s < stage_count; ++s) r.stages[static_cast<stage>(s)] = {stage_status::not_run, "format failed", 0.0};
+  r.evaluator_version = judge.version();
+  r.gpu = judge.gpu_description();
+  return r;
+}
+
+std::vector<replay_job> copy_experiment(run_store& source, run_store& target, const experiment_row& from,
+                                        int64_t new_experiment_id) {
+  std::vector<replay_job> jobs;
+  auto data = load_experiment(source, from);
+  for (const auto& t : data.trajectories) {
+    const auto& tr = t.trajectory;
+    int64_t new_id = target.ensure_trajectory(new_experiment_id, tr.task_id, tr.family, tr.sample);
+    for (const auto& view : t.turns) {
+      turn_row turn = view.turn;
+      turn.id = 0;
+      turn.trajectory_id = new_id;
+      candidate_row candidate = view.candidate.value_or(candidate_row{});
+      if (!view.candidate) candidate.format_problem = "no candidate was recorded for this turn";
+      candidate.id = 0;
+      target.record_turn(turn, candidate);
+    }
+    for (const auto& copied : target.turns(new_id)) {
+      auto original = std::find_if(t.turns.begin(), t.turns.end(),
+                                   [&](const turn_view& v) { return v.turn.round == copied.turn.round; });
+      if (original == t.turns.end() || !copied.candidate) continue;
+      jobs.push_back({tr.task_id, tr.sample, copied.turn.round, copied.candidate->id, copied.candidate,
+                      original->evaluation});
+    }
+  }
+  return jobs;
+}
+
+// Marks each copied trajectory with the best new verdict (what the loop's stop
+// policy cares about) and the experiment as done.
+void finish_copy(run_store& target, int64_t experiment_id) {
+  for (const auto& t : target.trajectories(experiment_id)) {
+    auto turns = target.turns(t.id);
+    candidate_quality best;
+    bool passed = false;
+    for (const auto& v : turns) {
+      auto q = quality_of(v);
+      if (better(q, best)) best = q;
+      passed = passed || (v.evaluation && v.evaluation->passed);
+    }
+    target.finish_trajectory(t.id, best.verdict < 0 ? "" : verdict_name(best.verdict), passed,
+                             static_cast<int>(turns.size()));
+  }
+  target.set_experiment_status(experiment_id, "done");
+}
+
+}  // namespace
+
+evaluation_row evaluation_row_of(const evaluation_result& r, int64_t candidate_id) {
+  evaluation_row row;
+  row.candidate_id = candidate_id;
+  row.evaluator_version = r.evaluator_version;
+  row.gpu = r.gpu;
+  row.verdict = verdict_of(r);
+  row.passed = r.passed;
+  row.correct = r.correct();
+  row.instructions_ok = r.instructions_executed();
+  row.speedup = r.speedup();
+  row.result = to_json(r);
+  row.created_at = now_utc();
+  return row;
+}
+
+replay_summary replay_experiment(run_store& source, run_store& target, evaluator& judge, const task_lookup& tasks,
+                                 const replay_options& options) {
+  auto from = source.find_experiment(options.experiment);
+  if (!from) throw input_error("no experiment named '" + options.experiment + "' in " + source.path().string());
+  experiment_row copy = *from;
+  copy.id = 0;
+  copy.name = options.new_name.empty() ? from->name + "-replay" : options.new_name;
+  if (target.find_experiment(copy.name)) {
+    throw input_error("experiment '" + copy.name + "' exists already in " + target.path().string());
+  }
+  copy.kind = "replay";
+  copy.evaluator_version = judge.version();
+  copy.gpu = judge.gpu_description();
+  copy.host = host_name();
+  copy.status = "running";
+  copy.created_at = now_utc();
+  copy.finished_at.clear();
+  copy.parent_experiment_id = from->id;
+  copy.parent_database = std::filesystem::absolute(source.path()).string();
+
+  replay_summary summary;
+  summary.experiment_name = copy.name;
+  summary.experiment_id = target.create_experiment(copy);
+  auto jobs = copy_experiment(source, target, *from, summary.experiment_id);
+  summary.candidates = static_cast<int>(jobs.size());
+
+  std::mutex mutex;
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < jobs.size(); i = next++) {
+      const auto& job = jobs[i];
+      std::string where = job.task_id + " sample " + std::to_string(job.sample) + " round " + std::to_string(job.round);
+      try {
+        evaluation_result result;
+        if (!job.candidate->format_problem.empty() || job.candidate->ptx.empty()) {
+          result = format_failure(job.candidate->format_problem.empty() ? "no PTX in the reply"
+                                                                        : job.candidate->format_problem,
+                                  judge);
+        } else {
+          auto t = tasks(job.task_id);
+          if (!t) throw input_error("unknown task '" + job.task_id + "'");
+          evaluation_request request;
+          request.t = *t;
+          request.ptx = job.candidate->ptx;
+          request.manifest_text = job.candidate->manifest;
+          request.run_gpu = options.run_gpu;
+          request.run_timing = options.run_timing;
+          result = judge.evaluate(request);
+        }
+        auto row = evaluation_row_of(result, job.new_candidate_id);
+        if (job.old) row.origin_evaluation_id = job.old->id;
+        row.id = target.record_evaluation(row);
+        std::string old_verdict = job.old ? job.old->verdict : "none";
+        std::lock_guard lock(mutex);
+        ++summary.evaluated;
+        ++summary.transitions[{old_verdict, row.verdict}];
+        if (old_verdict == row.verdict) {
+          ++summary.unchanged;
+        } else {
+          summary.changes.push_back({job.task_id, job.sample, job.round, job.old ? job.old->id : 0, row.id,
+                                     old_verdict, row.verdict, old_headline(job.old), result.headline});
+        }
+      } catch (const std::exception& e) {
+        std::lock_guard lock(mutex);
+        summary.problems.push_back(where + ": " + e.what());
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int w = 1; w < std::max(1, options.jobs); ++w) workers.emplace_back(work);
+  work();
+  for (auto& w : workers) w.join();
+
+  std::sort(summary.changes.begin(), summary.changes.end(), [](const verdict_change& a, const verdict_change& b) {
+    return std::tie(a.task, a.sample, a.round) < std::tie(b.task, b.sample, b.round);
+  });
+  std::sort(summary.problems.begin(), summary.problems.end());
+  finish_copy(target, summary.experiment_id);
+  return summary;
+}
+
+std::string format_replay_summary(const replay_summary& s) {
+  std::ostringstream os;
+  os << "replayed " << s.evaluated << " of " << s.candidates << " candidates into experiment '"
+     << s.experiment_name << "': " << s.unchanged << " verdicts unchanged, " << s.changes.size() << " changed";
+  if (!s.problems.empty()) os << ", " << s.problems.size() << " not re-evaluated";
+  os << '\n';
+  for (const auto& c : s.changes) {
+    os << "  " << c.task << " sample " << c.sample << " round " << c.round << ": " << c.old_verdict << " -> "
+       << c.new_verdict << '\n';
+    if (!c.old_headline.empty()) os << "      was: " << c.old_headline << '\n';
+    if (!c.new_headline.empty()) os << "      now: " << c.new_headline << '\n';
+  }
+  if (!s.transitions.empty()) {
+    os << "verdict transitions (old -> new: count):\n";
+    for (const auto& [key, count] : s.transitions) {
+      os << "  " << key.first << " -> " << key.second << ": " << count << '\n';
+    }
+  }
+  for (const auto& p : s.problems) os << "  not re-evaluated: " << p << '\n';
+  return os.str();
+}
+
+}  // namespace ptxbench::data

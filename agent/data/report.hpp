@@ -1,0 +1,23 @@
+#pragma once
+// The benchmark report: a terminal table and a self-contained HTML page with
+// inline SVG plots (funnel, per-round curves, speedup histogram). The metric
+// definitions are written into both outputs (see metrics.hpp).
+#include <string>
+#include <vector>
+
+#include "agent/data/metrics.hpp"
+
+namespace ptxbench::data {
+
+// One row per model x task, then each group's per-round table.
+std::string format_report_text(const std::vector<group_metrics>& groups);
+
+// A complete HTML document (no external scripts, styles or fonts). `experiments`
+// are listed in its header with their evaluator version and GPU.
+std::string render_report_html(const std::vector<group_metrics>& groups,
+                               const std::vector<experiment_row>& experiments, const std::string& database);
+
+// The definitions printed under both outputs.
+std::string metric_definitions();
+
+}  // namespace ptxbench::data

@@ -1,0 +1,72 @@
+#include <cstdio>
+#include <iomanip>
+#include <sstream>
+
+#include "agent/data/report.hpp"
+
+namespace ptxbench::data {
+namespace {
+
+std::string pct(double fraction) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * fraction);
+  return buf;
+}
+
+std::string fixed(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string speedup_summary(const group_metrics& g) {
+  if (g.speedups.empty()) return "-";
+  return fixed(g.speedups.front(), 2) + "/" + fixed(median_sorted(g.speedups), 2) + "/" +
+         fixed(g.speedups.back(), 2);
+}
+
+}  // namespace
+
+std::string metric_definitions() {
+  return "Definitions: n = trajectories (samples). compile/correct/instr/passed % = share of trajectories with a "
+         "candidate that passed that stage, best so far over rounds 0..r (the final column uses every round). "
+         "fast_p = share of trajectories with a correct candidate whose speedup over the frontier library is > p. "
+         "pass@k = 1 - C(n-c,k)/C(n,k) with c = trajectories that passed every stage. speedup min/median/max over "
+         "trajectories' best correct candidate.";
+}
+
+std::string format_report_text(const std::vector<group_metrics>& groups) {
+  std::ostringstream os;
+  os << std::left << std::setw(22) << "model" << std::setw(34) << "task" << std::right << std::setw(4) << "n"
+     << std::setw(8) << "compile" << std::setw(8) << "correct" << std::setw(7) << "instr" << std::setw(7)
+     << "passed";
+  for (double p : fast_p_thresholds) os << std::setw(9) << ("fast_" + fixed(p, p == static_cast<int>(p) ? 0 : 1));
+  for (int k : pass_k_values) os << std::setw(9) << ("pass@" + std::to_string(k));
+  os << "  speedup min/med/max\n";
+  for (const auto& g : groups) {
+    os << std::left << std::setw(22) << g.model << std::setw(34) << g.task << std::right << std::setw(4)
+       << g.trajectories << std::setw(8) << pct(g.final.compiled) << std::setw(8) << pct(g.final.correct)
+       << std::setw(7) << pct(g.final.instructions) << std::setw(7) << pct(g.final.passed);
+    for (double f : g.final.fast_p) os << std::setw(9) << pct(f);
+    for (int k : pass_k_values) {
+      auto it = g.pass_at_k.find(k);
+      os << std::setw(9) << (it == g.pass_at_k.end() ? "-" : fixed(it->second, 2));
+    }
+    os << "  " << speedup_summary(g) << '\n';
+  }
+  for (const auto& g : groups) {
+    if (g.per_round.size() < 2) continue;
+    os << "\nper round, " << g.model << " / " << g.task << ":\n"
+       << std::setw(7) << "round" << std::setw(9) << "compile" << std::setw(9) << "correct" << std::setw(8)
+       << "instr" << std::setw(8) << "passed" << std::setw(9) << "fast_1\n";
+    for (size_t r = 0; r < g.per_round.size(); ++r) {
+      const auto& x = g.per_round[r];
+      os << std::setw(7) << r << std::setw(9) << pct(x.compiled) << std::setw(9) << pct(x.correct) << std::setw(8)
+         << pct(x.instructions) << std::setw(8) << pct(x.passed) << std::setw(8) << pct(x.fast_p.back()) << '\n';
+    }
+  }
+  os << '\n' << metric_definitions() << '\n';
+  return os.str();
+}
+
+}  // namespace ptxbench::data

@@ -1,0 +1,23 @@
+# Writes a C++ source that holds every file of ASSET_DIR as a byte array, so the
+# viewer serves its CSS and JS from the binary.
+# Usage: cmake -DASSET_DIR=<dir> -DOUTPUT=<file.cpp> -P embed_assets.cmake
+file(GLOB assets RELATIVE ${ASSET_DIR} ${ASSET_DIR}/*)
+list(SORT assets)
+set(body "// Generated from agent/viewer/assets by embed_assets.cmake. Do not edit.\n")
+string(APPEND body "#include \"agent/viewer/assets.hpp\"\n\nnamespace ptxbench::viewer {\nnamespace {\n")
+set(table "")
+set(index 0)
+foreach(name ${assets})
+  file(READ ${ASSET_DIR}/${name} hex HEX)
+  string(LENGTH "${hex}" hex_length)
+  math(EXPR size "${hex_length} / 2")
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "'\\\\x\\1'," bytes "${hex}")
+  string(APPEND body "const char asset_${index}[] = {${bytes} 0};\n")
+  string(APPEND table "    {\"${name}\", std::string_view(asset_${index}, ${size})},\n")
+  math(EXPR index "${index} + 1")
+endforeach()
+string(APPEND body "}  // namespace\n\nconst std::vector<embedded_file>& embedded_files() {\n")
+string(APPEND body "  static const std::vector<embedded_file> files{\n${table}  };\n  return files;\n}\n\n")
+string(APPEND body "}  // namespace ptxbench::viewer\n")
+file(WRITE ${OUTPUT}.tmp "${body}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different ${OUTPUT}.tmp ${OUTPUT})

@@ -1,0 +1,37 @@
+#pragma once
+// The viewer's HTML pages, rendered from run database rows. No HTTP here: the
+// server (server.hpp) fetches rows and calls these. Every string that came from
+// a model, a task or a user is escaped with data::html_escape.
+#include <string>
+#include <vector>
+
+#include "agent/store/store.hpp"
+
+namespace ptxbench::viewer {
+
+// A full document around `body` with the embedded stylesheet and script.
+std::string layout(const std::string& title, const std::string& body);
+// A stage badge: <span class="badge compile">compile</span>; "" renders as "pending".
+std::string badge(const std::string& verdict);
+
+struct experiment_summary {
+  experiment_row experiment;
+  int trajectories = 0;
+  int passed = 0;
+};
+
+std::string experiments_page(const std::vector<experiment_summary>& experiments, const std::string& database);
+std::string experiment_page(const experiment_row& experiment, const std::vector<trajectory_row>& trajectories);
+// Each round: prompt, feedback, reply, reasoning, PTX with its diff against the
+// previous round's PTX, manifest, and the evaluation's figures.
+std::string trajectory_page(const experiment_row& experiment, const trajectory_row& trajectory,
+                            const std::vector<turn_view>& turns);
+std::string error_page(int status, const std::string& message);
+
+// The evaluation's figures: verdict, headline, stage table, compile diagnostics,
+// correctness per output, instruction checks, performance.
+std::string evaluation_section(const evaluation_row& evaluation);
+// A <table class="diff"> of the line diff from old_text to new_text.
+std::string diff_table(const std::string& old_text, const std::string& new_text);
+
+}  // namespace ptxbench::viewer
