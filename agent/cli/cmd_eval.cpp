@@ -71,48 +71,37 @@ int cmd_eval(int argc, char** argv) {
     ("table", "print only the table");
   cxxopts::ParseResult args;
   int code = 0;
-  try {
-    if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
-    auto task_arg = option_or_env(args, "task");
-    if (!task_arg) throw input_error("--task is required");
-    task t = find_task(*task_arg, option_or_env(args, "tasks-dir").value_or("tasks"));
-    evaluation_request req;
-    req.t = t;
-    if (auto reply = option_or_env(args, "reply")) {
-      auto c = extract_candidate(read_text(*reply, "reply"));
-      if (!c.problem.empty()) throw input_error("reply " + *reply + ": " + c.problem);
-      req.ptx = c.ptx;
-      req.manifest_text = c.manifest_text;
-    } else {
-      auto ptx = option_or_env(args, "ptx");
-      auto man = option_or_env(args, "manifest");
-      if (!ptx || !man) throw input_error("give --ptx and --manifest, or --reply");
-      req.ptx = read_text(*ptx, "PTX");
-      req.manifest_text = read_text(*man, "manifest");
-    }
-    std::string gpu = option_or_env(args, "gpu").value_or("auto");
-    if (gpu != "auto" && gpu != "off") throw input_error("--gpu: expected auto or off");
-    req.run_gpu = gpu != "off";
-    req.run_timing = args.count("no-timing") == 0;
-    local_evaluator_options eo;
-    eo.gpu_mode = gpu;
-    auto eval = make_local_evaluator(eo);
-    auto result = eval->evaluate(req);
-    if (!args.count("table")) std::printf("%s\n", to_json(result).dump(2).c_str());
-    if (!args.count("json")) std::printf("%s", format_result_table(result).c_str());
-    bool any_failed = std::any_of(result.stages.begin(), result.stages.end(),
-                                  [](const auto& kv) { return kv.second.status == stage_status::failed; });
-    return any_failed ? exit_code::failures : exit_code::ok;
-  } catch (const cxxopts::exceptions::exception& e) {
-    print_error(e.what());
-    return exit_code::usage;
-  } catch (const input_error& e) {
-    print_error(e.what());
-    return exit_code::usage;
-  } catch (const std::exception& e) {
-    print_error(e.what());
-    return exit_code::infrastructure;
+  if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
+  auto task_arg = option_or_env(args, "task");
+  if (!task_arg) throw input_error("--task is required");
+  task t = find_task(*task_arg, option_or_env(args, "tasks-dir").value_or("tasks"));
+  evaluation_request req;
+  req.t = t;
+  if (auto reply = option_or_env(args, "reply")) {
+    auto c = extract_candidate(read_text(*reply, "reply"));
+    if (!c.problem.empty()) throw input_error("reply " + *reply + ": " + c.problem);
+    req.ptx = c.ptx;
+    req.manifest_text = c.manifest_text;
+  } else {
+    auto ptx = option_or_env(args, "ptx");
+    auto man = option_or_env(args, "manifest");
+    if (!ptx || !man) throw input_error("give --ptx and --manifest, or --reply");
+    req.ptx = read_text(*ptx, "PTX");
+    req.manifest_text = read_text(*man, "manifest");
   }
+  std::string gpu = option_or_env(args, "gpu").value_or("auto");
+  if (gpu != "auto" && gpu != "off") throw input_error("--gpu: expected auto or off");
+  req.run_gpu = gpu != "off";
+  req.run_timing = args.count("no-timing") == 0;
+  local_evaluator_options eo;
+  eo.gpu_mode = gpu;
+  auto eval = make_local_evaluator(eo);
+  auto result = eval->evaluate(req);
+  if (!args.count("table")) std::printf("%s\n", to_json(result).dump(2).c_str());
+  if (!args.count("json")) std::printf("%s", format_result_table(result).c_str());
+  bool any_failed = std::any_of(result.stages.begin(), result.stages.end(),
+                                [](const auto& kv) { return kv.second.status == stage_status::failed; });
+  return any_failed ? exit_code::failures : exit_code::ok;
 }
 
 }  // namespace ptxbench::cli

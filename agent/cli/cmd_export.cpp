@@ -76,42 +76,31 @@ int cmd_export(int argc, char** argv) {
     ("per-cell", "balance with this cap per cell instead", cxxopts::value<std::string>());
   cxxopts::ParseResult args;
   int code = 0;
-  try {
-    if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
-    auto db = option_or_env(args, "db");
-    if (!db) throw input_error("--db is required");
-    if (!std::filesystem::exists(*db)) throw input_error("no run database at " + *db);
-    auto options = read_options(args);
-    auto store = run_store::open(*db, true);
-    auto result = data::build_export(*store, options);
+  if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
+  auto db = option_or_env(args, "db");
+  if (!db) throw input_error("--db is required");
+  if (!std::filesystem::exists(*db)) throw input_error("no run database at " + *db);
+  auto options = read_options(args);
+  auto store = run_store::open(*db, true);
+  auto result = data::build_export(*store, options);
 
-    std::string out = option_or_env(args, "out").value_or("-");
-    if (out == "-") {
-      data::write_jsonl(std::cout, result.records);
-      std::cout.flush();
-    } else {
-      std::ofstream file(out, std::ios::binary);
-      if (!file) throw std::runtime_error("cannot write " + out);
-      data::write_jsonl(file, result.records);
-      if (!file.flush()) throw std::runtime_error("error writing " + out);
-    }
-    // The table goes to stderr when the records go to stdout, so a pipe gets pure JSONL.
-    std::FILE* table = out == "-" ? stderr : stdout;
-    std::fprintf(table, "%s examples from %s\n%s", data::to_string(options.kind), db->c_str(),
-                 data::format_coverage(result, options.balance).c_str());
-    if (out != "-") std::fprintf(table, "wrote %s\n", out.c_str());
-    if (result.records.empty()) std::fprintf(stderr, "ptxbench: warning: no records matched\n");
-    return exit_code::ok;
-  } catch (const cxxopts::exceptions::exception& e) {
-    print_error(e.what());
-    return exit_code::usage;
-  } catch (const input_error& e) {
-    print_error(e.what());
-    return exit_code::usage;
-  } catch (const std::exception& e) {
-    print_error(e.what());
-    return exit_code::infrastructure;
+  std::string out = option_or_env(args, "out").value_or("-");
+  if (out == "-") {
+    data::write_jsonl(std::cout, result.records);
+    std::cout.flush();
+  } else {
+    std::ofstream file(out, std::ios::binary);
+    if (!file) throw std::runtime_error("cannot write " + out);
+    data::write_jsonl(file, result.records);
+    if (!file.flush()) throw std::runtime_error("error writing " + out);
   }
+  // The table goes to stderr when the records go to stdout, so a pipe gets pure JSONL.
+  std::FILE* table = out == "-" ? stderr : stdout;
+  std::fprintf(table, "%s examples from %s\n%s", data::to_string(options.kind), db->c_str(),
+               data::format_coverage(result, options.balance).c_str());
+  if (out != "-") std::fprintf(table, "wrote %s\n", out.c_str());
+  if (result.records.empty()) std::fprintf(stderr, "ptxbench: warning: no records matched\n");
+  return exit_code::ok;
 }
 
 }  // namespace ptxbench::cli

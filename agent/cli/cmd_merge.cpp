@@ -50,37 +50,23 @@ int cmd_merge(int argc, char** argv) {
   opts.positional_help("SHARD.db...");
   cxxopts::ParseResult args;
   int code = 0;
-  try {
-    if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
-    const auto out_path = option_or_env(args, "out");
-    if (!out_path) throw input_error("--out is required: the merged database to write");
-    if (!args.count("inputs")) throw input_error("no input databases given");
-    std::vector<std::filesystem::path> inputs;
-    for (const auto& p : args["inputs"].as<std::vector<std::string>>()) {
-      // Checked before opening --out, so a typo does not leave an empty output behind.
-      std::error_code ec;
-      if (!std::filesystem::is_regular_file(p, ec)) throw input_error("input '" + p + "': no such file");
-      inputs.emplace_back(p);
-    }
-    merge_options options;
-    if (args.count("experiment")) options.experiments = args["experiment"].as<std::vector<std::string>>();
-    auto out = run_store::open(*out_path);
-    const merge_result result = merge_run_databases(inputs, *out, options);
-    print_summary(result, *out_path);
-    return exit_code::ok;
-  } catch (const cxxopts::exceptions::exception& e) {
-    print_error(e.what());
-    return exit_code::usage;
-  } catch (const input_error& e) {
-    print_error(e.what());
-    return exit_code::usage;
-  } catch (const merge_error& e) {
-    print_error(e.what());
-    return exit_code::usage;
-  } catch (const std::exception& e) {
-    print_error(e.what());
-    return exit_code::infrastructure;
+  if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
+  const auto out_path = option_or_env(args, "out");
+  if (!out_path) throw input_error("--out is required: the merged database to write");
+  if (!args.count("inputs")) throw input_error("no input databases given");
+  std::vector<std::filesystem::path> inputs;
+  for (const auto& p : args["inputs"].as<std::vector<std::string>>()) {
+    // Checked before opening --out, so a typo does not leave an empty output behind.
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(p, ec)) throw input_error("input '" + p + "': no such file");
+    inputs.emplace_back(p);
   }
+  merge_options options;
+  if (args.count("experiment")) options.experiments = args["experiment"].as<std::vector<std::string>>();
+  auto out = run_store::open(*out_path);
+  const merge_result result = merge_run_databases(inputs, *out, options);
+  print_summary(result, *out_path);
+  return exit_code::ok;
 }
 
 }  // namespace ptxbench::cli

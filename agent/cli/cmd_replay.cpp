@@ -29,60 +29,49 @@ int cmd_replay(int argc, char** argv) {
     ("worker", "ptxbench-worker executable (default: next to this binary)", cxxopts::value<std::string>());
   cxxopts::ParseResult args;
   int code = 0;
-  try {
-    if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
-    auto db = option_or_env(args, "db");
-    auto experiment = option_or_env(args, "experiment");
-    auto out = option_or_env(args, "out");
-    if (!db || !experiment || !out) throw input_error("--db, --experiment and --out are required");
-    if (!std::filesystem::exists(*db)) throw input_error("no run database at " + *db);
-    if (std::filesystem::exists(*out) && std::filesystem::equivalent(*db, *out)) {
-      throw input_error("--out must be another database than --db");
-    }
-    data::replay_options options;
-    options.experiment = *experiment;
-    options.new_name = option_or_env(args, "name").value_or("");
-    options.run_timing = args.count("no-timing") == 0;
-    std::string gpu = option_or_env(args, "gpu").value_or("auto");
-    if (gpu != "auto" && gpu != "off") throw input_error("--gpu must be auto or off");
-    options.run_gpu = gpu == "auto";
-    try {
-      options.jobs = std::stoi(option_or_env(args, "jobs").value_or("4"));
-    } catch (const std::exception&) {
-      throw input_error("--jobs must be an integer");
-    }
-    if (options.jobs < 1) throw input_error("--jobs must be at least 1");
-
-    std::map<std::string, task> tasks;
-    for (auto& t : load_task_dir(option_or_env(args, "tasks-dir").value_or("tasks"))) tasks[t.id] = std::move(t);
-    auto lookup = [&tasks](const std::string& id) -> std::optional<task> {
-      auto it = tasks.find(id);
-      return it == tasks.end() ? std::nullopt : std::optional<task>(it->second);
-    };
-
-    local_evaluator_options eo;
-    eo.gpu_mode = gpu;
-    eo.worker_path = option_or_env(args, "worker").value_or("");
-    auto judge = make_local_evaluator(eo);
-    auto source = run_store::open(*db, true);
-    auto target = run_store::open(*out);
-    std::printf("replaying '%s' from %s with evaluator %s on %s\n", experiment->c_str(), db->c_str(),
-                judge->version().c_str(), judge->gpu_description().c_str());
-    std::fflush(stdout);
-    auto summary = data::replay_experiment(*source, *target, *judge, lookup, options);
-    std::fputs(data::format_replay_summary(summary).c_str(), stdout);
-    std::printf("wrote experiment '%s' to %s\n", summary.experiment_name.c_str(), out->c_str());
-    return summary.problems.empty() ? exit_code::ok : exit_code::failures;
-  } catch (const cxxopts::exceptions::exception& e) {
-    print_error(e.what());
-    return exit_code::usage;
-  } catch (const input_error& e) {
-    print_error(e.what());
-    return exit_code::usage;
-  } catch (const std::exception& e) {
-    print_error(e.what());
-    return exit_code::infrastructure;
+  if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
+  auto db = option_or_env(args, "db");
+  auto experiment = option_or_env(args, "experiment");
+  auto out = option_or_env(args, "out");
+  if (!db || !experiment || !out) throw input_error("--db, --experiment and --out are required");
+  if (!std::filesystem::exists(*db)) throw input_error("no run database at " + *db);
+  if (std::filesystem::exists(*out) && std::filesystem::equivalent(*db, *out)) {
+    throw input_error("--out must be another database than --db");
   }
+  data::replay_options options;
+  options.experiment = *experiment;
+  options.new_name = option_or_env(args, "name").value_or("");
+  options.run_timing = args.count("no-timing") == 0;
+  std::string gpu = option_or_env(args, "gpu").value_or("auto");
+  if (gpu != "auto" && gpu != "off") throw input_error("--gpu must be auto or off");
+  options.run_gpu = gpu == "auto";
+  try {
+    options.jobs = std::stoi(option_or_env(args, "jobs").value_or("4"));
+  } catch (const std::exception&) {
+    throw input_error("--jobs must be an integer");
+  }
+  if (options.jobs < 1) throw input_error("--jobs must be at least 1");
+
+  std::map<std::string, task> tasks;
+  for (auto& t : load_task_dir(option_or_env(args, "tasks-dir").value_or("tasks"))) tasks[t.id] = std::move(t);
+  auto lookup = [&tasks](const std::string& id) -> std::optional<task> {
+    auto it = tasks.find(id);
+    return it == tasks.end() ? std::nullopt : std::optional<task>(it->second);
+  };
+
+  local_evaluator_options eo;
+  eo.gpu_mode = gpu;
+  eo.worker_path = option_or_env(args, "worker").value_or("");
+  auto judge = make_local_evaluator(eo);
+  auto source = run_store::open(*db, true);
+  auto target = run_store::open(*out);
+  std::printf("replaying '%s' from %s with evaluator %s on %s\n", experiment->c_str(), db->c_str(),
+              judge->version().c_str(), judge->gpu_description().c_str());
+  std::fflush(stdout);
+  auto summary = data::replay_experiment(*source, *target, *judge, lookup, options);
+  std::fputs(data::format_replay_summary(summary).c_str(), stdout);
+  std::printf("wrote experiment '%s' to %s\n", summary.experiment_name.c_str(), out->c_str());
+  return summary.problems.empty() ? exit_code::ok : exit_code::failures;
 }
 
 }  // namespace ptxbench::cli

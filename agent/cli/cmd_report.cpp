@@ -21,38 +21,27 @@ int cmd_report(int argc, char** argv) {
     ("html", "also write a self-contained HTML report with plots to this file", cxxopts::value<std::string>());
   cxxopts::ParseResult args;
   int code = 0;
-  try {
-    if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
-    auto db = option_or_env(args, "db");
-    if (!db) throw input_error("--db is required");
-    if (!std::filesystem::exists(*db)) throw input_error("no run database at " + *db);
-    std::vector<std::string> names;
-    if (args.count("experiment")) names = args["experiment"].as<std::vector<std::string>>();
-    else if (auto e = option_or_env(args, "experiment")) names = {*e};
-    auto store = run_store::open(*db, true);
-    auto experiments = data::load_experiments(*store, names);
-    auto groups = data::compute_metrics(experiments);
-    std::fputs(data::format_report_text(groups).c_str(), stdout);
-    if (auto html = option_or_env(args, "html")) {
-      std::vector<experiment_row> rows;
-      for (const auto& e : experiments) rows.push_back(e.experiment);
-      std::ofstream file(*html, std::ios::binary);
-      if (!file) throw std::runtime_error("cannot write " + *html);
-      file << data::render_report_html(groups, rows, *db);
-      if (!file.flush()) throw std::runtime_error("error writing " + *html);
-      std::printf("wrote %s\n", html->c_str());
-    }
-    return exit_code::ok;
-  } catch (const cxxopts::exceptions::exception& e) {
-    print_error(e.what());
-    return exit_code::usage;
-  } catch (const input_error& e) {
-    print_error(e.what());
-    return exit_code::usage;
-  } catch (const std::exception& e) {
-    print_error(e.what());
-    return exit_code::infrastructure;
+  if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
+  auto db = option_or_env(args, "db");
+  if (!db) throw input_error("--db is required");
+  if (!std::filesystem::exists(*db)) throw input_error("no run database at " + *db);
+  std::vector<std::string> names;
+  if (args.count("experiment")) names = args["experiment"].as<std::vector<std::string>>();
+  else if (auto e = option_or_env(args, "experiment")) names = {*e};
+  auto store = run_store::open(*db, true);
+  auto experiments = data::load_experiments(*store, names);
+  auto groups = data::compute_metrics(experiments);
+  std::fputs(data::format_report_text(groups).c_str(), stdout);
+  if (auto html = option_or_env(args, "html")) {
+    std::vector<experiment_row> rows;
+    for (const auto& e : experiments) rows.push_back(e.experiment);
+    std::ofstream file(*html, std::ios::binary);
+    if (!file) throw std::runtime_error("cannot write " + *html);
+    file << data::render_report_html(groups, rows, *db);
+    if (!file.flush()) throw std::runtime_error("error writing " + *html);
+    std::printf("wrote %s\n", html->c_str());
   }
+  return exit_code::ok;
 }
 
 }  // namespace ptxbench::cli

@@ -81,133 +81,119 @@ int cmd_run(int argc, char** argv) {
     ("quiet", "no progress output");
   cxxopts::ParseResult args;
   int code = 0;
-  try {
-    if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
-    auto config_path = option_or_env(args, "config").value_or("configs/demo.json");
-    experiment_config cfg = load_experiment_config(config_path);
-    if (auto v = option_or_env(args, "name")) cfg.name = *v;
-    if (auto v = option_or_env(args, "db")) cfg.db = *v;
-    if (auto v = option_or_env(args, "tasks")) cfg.tasks = split_csv(*v);
-    if (auto v = option_or_env(args, "samples")) cfg.samples = std::stoi(*v);
-    if (auto v = option_or_env(args, "rounds")) cfg.rounds = std::stoi(*v);
-    if (auto v = option_or_env(args, "concurrency")) cfg.concurrency = std::stoi(*v);
-    if (auto v = option_or_env(args, "feedback")) cfg.feedback = parse_feedback_detail(*v);
-    if (auto v = option_or_env(args, "stop")) {
-      if (*v != "first_pass" && *v != "all_rounds") throw input_error("--stop: expected first_pass or all_rounds");
-      cfg.stop = *v == "first_pass" ? stop_policy::first_pass : stop_policy::all_rounds;
-    }
-    if (auto v = option_or_env(args, "history")) {
-      if (*v != "all" && *v != "last_k") throw input_error("--history: expected all or last_k");
-      cfg.history = *v == "all" ? history_policy::all : history_policy::last_k;
-    }
-    if (auto v = option_or_env(args, "history-k")) cfg.history_k = std::stoi(*v);
-    if (auto v = option_or_env(args, "gpu")) cfg.gpu = *v;
-    if (auto v = option_or_env(args, "model")) cfg.llm.model = *v;
-    if (auto v = option_or_env(args, "base-url")) cfg.llm.base_url = *v;
-    if (auto v = option_or_env(args, "latency-ms")) cfg.endpoint_latency_ms = std::stod(*v);
-    if (auto v = option_or_env(args, "shard")) {
-      auto slash = v->find('/');
-      if (slash == std::string::npos) throw input_error("--shard: expected i/n, e.g. 0/8");
-      cfg.shard_index = std::stoi(v->substr(0, slash));
-      cfg.shard_count = std::stoi(v->substr(slash + 1));
-    }
-    const bool resume = args.count("resume") > 0;
-    const bool quiet = args.count("quiet") > 0;
-
-    auto store = run_store::open(cfg.db);
-    if (resume) {
-      // The stored config wins for everything that shapes the data; only
-      // concurrency and the endpoint's address may differ on a resume.
-      auto exp = store->find_experiment(cfg.name);
-      if (!exp) throw input_error("experiment '" + cfg.name + "' is not in " + cfg.db + ": nothing to resume");
-      int concurrency = cfg.concurrency;
-      auto base_url = cfg.llm.base_url;
-      auto stored = parse_experiment_config(exp->config, cfg.db + " (stored config of " + cfg.name + ")");
-      cfg = stored;
-      cfg.concurrency = concurrency;
-      if (cfg.llm.kind != provider_kind::embedded) cfg.llm.base_url = base_url;
-    }
-    validate_experiment_config(cfg);
-    if (!resume && !option_or_env(args, "name")) {
-      // A name from the config file that is taken: run as name-2, name-3, ...
-      // so the default command works again; an explicit --name must be free.
-      std::string base = cfg.name;
-      for (int n = 2; store->find_experiment(cfg.name); ++n) cfg.name = base + "-" + std::to_string(n);
-      if (cfg.name != base && !quiet)
-        std::fprintf(stderr, "experiment %s exists in %s; this run is %s\n", base.c_str(), cfg.db.c_str(), cfg.name.c_str());
-    }
-
-    auto all_tasks = load_task_dir(cfg.tasks_dir);
-    std::vector<task> tasks;
-    if (cfg.tasks.empty()) {
-      tasks = all_tasks;
-    } else {
-      for (const auto& id : cfg.tasks) {
-        auto it = std::find_if(all_tasks.begin(), all_tasks.end(), [&](const task& t) { return t.id == id; });
-        if (it == all_tasks.end()) throw input_error("unknown task '" + id + "' (see `ptxbench tasks list`)");
-        tasks.push_back(*it);
-      }
-    }
-    prompt_library prompts(cfg.prompts_dir);
-
-    std::unique_ptr<embedded_endpoint> endpoint;
-    std::unique_ptr<provider> llm;
-    if (cfg.llm.kind == provider_kind::embedded) {
-      auto script = load_endpoint_script(cfg.endpoint_script);
-      if (cfg.endpoint_latency_ms >= 0) script.latency_ms = cfg.endpoint_latency_ms;
-      endpoint = std::make_unique<embedded_endpoint>(script);
-      provider_config pc = cfg.llm;
-      pc.base_url = endpoint->base_url();
-      if (pc.model.empty()) pc.model = "embedded-script";
-      llm = make_http_provider(pc);
-      if (!quiet) std::fprintf(stderr, "embedded endpoint at %s (%s)\n", pc.base_url.c_str(), cfg.endpoint_script.c_str());
-    } else if (cfg.llm.kind == provider_kind::replay) {
-      llm = make_db_replay_provider(cfg.llm);
-    } else {
-      llm = make_http_provider(cfg.llm);
-    }
-
-    local_evaluator_options eo;
-    eo.gpu_mode = cfg.gpu;
-    auto eval = make_local_evaluator(eo);
-    if (!quiet)
-      std::fprintf(stderr, "experiment %s -> %s | %zu tasks x %d samples x %d rounds | evaluator %s, GPU: %s\n",
-                   cfg.name.c_str(), cfg.db.c_str(), tasks.size(), cfg.samples, cfg.rounds, eval->version().c_str(),
-                   eval->gpu_description().c_str());
-
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
-    terminal_progress progress(stderr, stderr_is_tty(), quiet);
-    orchestrator orch(cfg, tasks, *llm, *eval, *store, prompts, progress);
-    auto summary = orch.run(resume);
-
-    std::printf("%s", format_funnel(experiment_funnel(*store, summary.experiment_id, true),
-                                    "Stage funnel, every candidate:").c_str());
-    std::printf("%s", format_funnel(experiment_funnel(*store, summary.experiment_id, false),
-                                    "Stage funnel, final candidate of each trajectory:").c_str());
-    std::printf("experiment %s: %d trajectories, %d completed, %d passed, %d incomplete; %d LLM calls (%d failed "
-                "attempts); %.1f s; database %s\n",
-                cfg.name.c_str(), summary.trajectories, summary.completed, summary.passed, summary.incomplete,
-                summary.turns_requested, summary.llm_failures, summary.wall_s, cfg.db.c_str());
-    if (orchestrator::stop_requested()) {
-      std::printf("interrupted: continue with `ptxbench run --config %s --name %s --db %s --resume`\n",
-                  config_path.c_str(), cfg.name.c_str(), cfg.db.c_str());
-      return exit_code::interrupted;
-    }
-    return summary.incomplete == 0 ? exit_code::ok : exit_code::failures;
-  } catch (const cxxopts::exceptions::exception& e) {
-    print_error(e.what());
-    return exit_code::usage;
-  } catch (const input_error& e) {
-    print_error(e.what());
-    return exit_code::usage;
-  } catch (const std::invalid_argument& e) {
-    print_error(std::string("bad number in an option: ") + e.what());
-    return exit_code::usage;
-  } catch (const std::exception& e) {
-    print_error(e.what());
-    return exit_code::infrastructure;
+  if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
+  auto config_path = option_or_env(args, "config").value_or("configs/demo.json");
+  experiment_config cfg = load_experiment_config(config_path);
+  if (auto v = option_or_env(args, "name")) cfg.name = *v;
+  if (auto v = option_or_env(args, "db")) cfg.db = *v;
+  if (auto v = option_or_env(args, "tasks")) cfg.tasks = split_csv(*v);
+  if (auto v = option_or_env(args, "samples")) cfg.samples = std::stoi(*v);
+  if (auto v = option_or_env(args, "rounds")) cfg.rounds = std::stoi(*v);
+  if (auto v = option_or_env(args, "concurrency")) cfg.concurrency = std::stoi(*v);
+  if (auto v = option_or_env(args, "feedback")) cfg.feedback = parse_feedback_detail(*v);
+  if (auto v = option_or_env(args, "stop")) {
+    if (*v != "first_pass" && *v != "all_rounds") throw input_error("--stop: expected first_pass or all_rounds");
+    cfg.stop = *v == "first_pass" ? stop_policy::first_pass : stop_policy::all_rounds;
   }
+  if (auto v = option_or_env(args, "history")) {
+    if (*v != "all" && *v != "last_k") throw input_error("--history: expected all or last_k");
+    cfg.history = *v == "all" ? history_policy::all : history_policy::last_k;
+  }
+  if (auto v = option_or_env(args, "history-k")) cfg.history_k = std::stoi(*v);
+  if (auto v = option_or_env(args, "gpu")) cfg.gpu = *v;
+  if (auto v = option_or_env(args, "model")) cfg.llm.model = *v;
+  if (auto v = option_or_env(args, "base-url")) cfg.llm.base_url = *v;
+  if (auto v = option_or_env(args, "latency-ms")) cfg.endpoint_latency_ms = std::stod(*v);
+  if (auto v = option_or_env(args, "shard")) {
+    auto slash = v->find('/');
+    if (slash == std::string::npos) throw input_error("--shard: expected i/n, e.g. 0/8");
+    cfg.shard_index = std::stoi(v->substr(0, slash));
+    cfg.shard_count = std::stoi(v->substr(slash + 1));
+  }
+  const bool resume = args.count("resume") > 0;
+  const bool quiet = args.count("quiet") > 0;
+
+  auto store = run_store::open(cfg.db);
+  if (resume) {
+    // The stored config wins for everything that shapes the data; only
+    // concurrency and the endpoint's address may differ on a resume.
+    auto exp = store->find_experiment(cfg.name);
+    if (!exp) throw input_error("experiment '" + cfg.name + "' is not in " + cfg.db + ": nothing to resume");
+    int concurrency = cfg.concurrency;
+    auto base_url = cfg.llm.base_url;
+    auto stored = parse_experiment_config(exp->config, cfg.db + " (stored config of " + cfg.name + ")");
+    cfg = stored;
+    cfg.concurrency = concurrency;
+    if (cfg.llm.kind != provider_kind::embedded) cfg.llm.base_url = base_url;
+  }
+  validate_experiment_config(cfg);
+  if (!resume && !option_or_env(args, "name")) {
+    // A name from the config file that is taken: run as name-2, name-3, ...
+    // so the default command works again; an explicit --name must be free.
+    std::string base = cfg.name;
+    for (int n = 2; store->find_experiment(cfg.name); ++n) cfg.name = base + "-" + std::to_string(n);
+    if (cfg.name != base && !quiet)
+      std::fprintf(stderr, "experiment %s exists in %s; this run is %s\n", base.c_str(), cfg.db.c_str(), cfg.name.c_str());
+  }
+
+  auto all_tasks = load_task_dir(cfg.tasks_dir);
+  std::vector<task> tasks;
+  if (cfg.tasks.empty()) {
+    tasks = all_tasks;
+  } else {
+    for (const auto& id : cfg.tasks) {
+      auto it = std::find_if(all_tasks.begin(), all_tasks.end(), [&](const task& t) { return t.id == id; });
+      if (it == all_tasks.end()) throw input_error("unknown task '" + id + "' (see `ptxbench tasks list`)");
+      tasks.push_back(*it);
+    }
+  }
+  prompt_library prompts(cfg.prompts_dir);
+
+  std::unique_ptr<embedded_endpoint> endpoint;
+  std::unique_ptr<provider> llm;
+  if (cfg.llm.kind == provider_kind::embedded) {
+    auto script = load_endpoint_script(cfg.endpoint_script);
+    if (cfg.endpoint_latency_ms >= 0) script.latency_ms = cfg.endpoint_latency_ms;
+    endpoint = std::make_unique<embedded_endpoint>(script);
+    provider_config pc = cfg.llm;
+    pc.base_url = endpoint->base_url();
+    if (pc.model.empty()) pc.model = "embedded-script";
+    llm = make_http_provider(pc);
+    if (!quiet) std::fprintf(stderr, "embedded endpoint at %s (%s)\n", pc.base_url.c_str(), cfg.endpoint_script.c_str());
+  } else if (cfg.llm.kind == provider_kind::replay) {
+    llm = make_db_replay_provider(cfg.llm);
+  } else {
+    llm = make_http_provider(cfg.llm);
+  }
+
+  local_evaluator_options eo;
+  eo.gpu_mode = cfg.gpu;
+  auto eval = make_local_evaluator(eo);
+  if (!quiet)
+    std::fprintf(stderr, "experiment %s -> %s | %zu tasks x %d samples x %d rounds | evaluator %s, GPU: %s\n",
+                 cfg.name.c_str(), cfg.db.c_str(), tasks.size(), cfg.samples, cfg.rounds, eval->version().c_str(),
+                 eval->gpu_description().c_str());
+
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  terminal_progress progress(stderr, stderr_is_tty(), quiet);
+  orchestrator orch(cfg, tasks, *llm, *eval, *store, prompts, progress);
+  auto summary = orch.run(resume);
+
+  std::printf("%s", format_funnel(experiment_funnel(*store, summary.experiment_id, true),
+                                  "Stage funnel, every candidate:").c_str());
+  std::printf("%s", format_funnel(experiment_funnel(*store, summary.experiment_id, false),
+                                  "Stage funnel, final candidate of each trajectory:").c_str());
+  std::printf("experiment %s: %d trajectories, %d completed, %d passed, %d incomplete; %d LLM calls (%d failed "
+              "attempts); %.1f s; database %s\n",
+              cfg.name.c_str(), summary.trajectories, summary.completed, summary.passed, summary.incomplete,
+              summary.turns_requested, summary.llm_failures, summary.wall_s, cfg.db.c_str());
+  if (orchestrator::stop_requested()) {
+    std::printf("interrupted: continue with `ptxbench run --config %s --name %s --db %s --resume`\n",
+                config_path.c_str(), cfg.name.c_str(), cfg.db.c_str());
+    return exit_code::interrupted;
+  }
+  return summary.incomplete == 0 ? exit_code::ok : exit_code::failures;
 }
 
 }  // namespace ptxbench::cli

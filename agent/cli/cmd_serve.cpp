@@ -23,53 +23,42 @@ int cmd_serve(int argc, char** argv) {
     ("port", "port (default 8080; 0 picks a free one)", cxxopts::value<std::string>());
   cxxopts::ParseResult args;
   int code = 0;
+  if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
+  auto db = option_or_env(args, "db");
+  if (!db) throw input_error("--db is required");
+  if (!std::filesystem::exists(*db)) throw input_error("no run database at " + *db);
+  std::string host = option_or_env(args, "host").value_or("127.0.0.1");
+  int port = 0;
   try {
-    if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
-    auto db = option_or_env(args, "db");
-    if (!db) throw input_error("--db is required");
-    if (!std::filesystem::exists(*db)) throw input_error("no run database at " + *db);
-    std::string host = option_or_env(args, "host").value_or("127.0.0.1");
-    int port = 0;
-    try {
-      port = std::stoi(option_or_env(args, "port").value_or("8080"));
-    } catch (const std::exception&) {
-      throw input_error("--port must be an integer");
-    }
-    if (port < 0 || port > 65535) throw input_error("--port must be in 0..65535");
-
-    auto store = run_store::open(*db, true);
-    viewer::viewer_server server(*store);
-    // SIGINT/SIGTERM are taken by a waiting thread (blocked everywhere else), which
-    // stops the server so it shuts down cleanly instead of dying mid-response.
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGINT);
-    sigaddset(&stop_signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-    if (host != "127.0.0.1" && host != "localhost" && host != "::1") {
-      std::fprintf(stderr, "ptxbench: warning: serving on %s: anyone who can reach it reads the database\n",
-                   host.c_str());
-    }
-    int bound = server.bind(host, port);
-    std::printf("serving %s at http://%s:%d/ (Ctrl-C to stop)\n", db->c_str(), host.c_str(), bound);
-    std::fflush(stdout);
-    std::thread([&server, stop_signals] {
-      int signal_number = 0;
-      sigwait(&stop_signals, &signal_number);
-      server.stop();
-    }).detach();
-    server.serve();
-    return exit_code::ok;
-  } catch (const cxxopts::exceptions::exception& e) {
-    print_error(e.what());
-    return exit_code::usage;
-  } catch (const input_error& e) {
-    print_error(e.what());
-    return exit_code::usage;
-  } catch (const std::exception& e) {
-    print_error(e.what());
-    return exit_code::infrastructure;
+    port = std::stoi(option_or_env(args, "port").value_or("8080"));
+  } catch (const std::exception&) {
+    throw input_error("--port must be an integer");
   }
+  if (port < 0 || port > 65535) throw input_error("--port must be in 0..65535");
+
+  auto store = run_store::open(*db, true);
+  viewer::viewer_server server(*store);
+  // SIGINT/SIGTERM are taken by a waiting thread (blocked everywhere else), which
+  // stops the server so it shuts down cleanly instead of dying mid-response.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  if (host != "127.0.0.1" && host != "localhost" && host != "::1") {
+    std::fprintf(stderr, "ptxbench: warning: serving on %s: anyone who can reach it reads the database\n",
+                 host.c_str());
+  }
+  int bound = server.bind(host, port);
+  std::printf("serving %s at http://%s:%d/ (Ctrl-C to stop)\n", db->c_str(), host.c_str(), bound);
+  std::fflush(stdout);
+  std::thread([&server, stop_signals] {
+    int signal_number = 0;
+    sigwait(&stop_signals, &signal_number);
+    server.stop();
+  }).detach();
+  server.serve();
+  return exit_code::ok;
 }
 
 }  // namespace ptxbench::cli

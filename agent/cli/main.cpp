@@ -4,7 +4,12 @@
 #include <cstring>
 #include <string>
 
+#include <cxxopts.hpp>
+#include <stdexcept>
+
 #include "agent/cli/commands.hpp"
+#include "agent/store/merge.hpp"
+#include "evaluator/api/json_path.hpp"
 #include "ptxbench/version.hpp"
 
 namespace {
@@ -34,6 +39,30 @@ void usage(std::FILE* out) {
                     "3 infrastructure error, 130 interrupted\n");
 }
 
+int fail(const char* what, int code) {
+  std::fprintf(stderr, "ptxbench: error: %s\n", what);
+  return code;
+}
+
+// The one place where a command's exceptions become exit codes: bad usage or
+// input (the message names the file and JSON path) is 2, anything else that
+// ended the command (SQLite, HTTP transport, CUDA toolkit) is 3.
+int run_guarded(const command& c, int argc, char** argv) {
+  try {
+    return c.run(argc, argv);
+  } catch (const cxxopts::exceptions::exception& e) {
+    return fail(e.what(), 2);
+  } catch (const ptxbench::input_error& e) {
+    return fail(e.what(), 2);
+  } catch (const ptxbench::merge_error& e) {
+    return fail(e.what(), 2);
+  } catch (const std::invalid_argument& e) {
+    return fail((std::string("bad number in an option: ") + e.what()).c_str(), 2);
+  } catch (const std::exception& e) {
+    return fail(e.what(), 3);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -49,7 +78,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[1], c.name) != 0) continue;
     std::string name = std::string("ptxbench ") + c.name;
     argv[1] = name.data();
-    return c.run(argc - 1, argv + 1);
+    return run_guarded(c, argc - 1, argv + 1);
   }
   std::fprintf(stderr, "ptxbench: unknown command '%s'\n\n", argv[1]);
   usage(stderr);
