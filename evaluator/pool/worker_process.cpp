@@ -111,7 +111,12 @@ worker_start worker_process::start(int timeout_ms) {
     }
     if (st == protocol::line_reader::status::eof) {
       std::string how = reap_description();
-      out.error = "GPU worker could not start (" + how + ")" + stderr_tail();
+      std::string tail = stderr_tail();
+      // The common case on a machine without the NVIDIA driver, said plainly.
+      if (tail.find("libcuda.so.1") != std::string::npos)
+        out.error = "the NVIDIA driver (libcuda.so.1) is not installed, so the GPU worker cannot start";
+      else
+        out.error = "GPU worker could not start (" + how + ")" + tail;
       return out;
     }
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
