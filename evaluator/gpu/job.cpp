@@ -53,6 +53,26 @@ std::string counted_run(worker_state& w, CUcontext ctx, CUstream stream, const p
   for (const auto& [name, b] : buffers) addresses[name] = b->ptr();
   PTXB_CU(cuStreamSynchronize(stream));
   std::string inner;
+  const size_t target = size_t(std::max(0, job.count_launch));
+  // The launches before the counted one run first, from a module loaded
+  // outside the pass (never instrumented), so the counted launch finds the
+  // state it depends on (e.g. a preprocessing kernel's scratch output).
+  CUmodule before = nullptr;
+  if (target > 0) {
+    CUresult e = cuModuleLoadData(&before, job.cubin.data());
+    if (e != CUDA_SUCCESS) return "module load before the instrumented launch: " + describe(e);
+    launch_plan plan = prepare_launches(before, job.m, t, s, addresses, w.limits);
+    if (!plan.refusal.empty()) inner = plan.refusal;
+    for (size_t i = 0; inner.empty() && i < target && i < plan.launches.size(); ++i) {
+      e = enqueue(plan.launches[i], stream);
+      if (e == CUDA_SUCCESS) e = cuStreamSynchronize(stream);
+      if (e != CUDA_SUCCESS) inner = "launch " + std::to_string(i) + ": " + describe(e);
+    }
+    if (!inner.empty()) {
+      cuModuleUnload(before);
+      return "instrumented run failed: " + inner;
+    }
+  }
   // The module stays loaded until the counts are flushed: unloading it inside
   // the pass would drop its patched-instruction records.
   CUmodule module = nullptr;
@@ -64,13 +84,15 @@ std::string counted_run(worker_state& w, CUcontext ctx, CUstream stream, const p
     }
     launch_plan plan = prepare_launches(module, job.m, t, s, addresses, w.limits);
     if (!plan.refusal.empty()) inner = plan.refusal;
-    for (size_t i = 0; inner.empty() && i < plan.launches.size(); ++i) {
-      e = enqueue(plan.launches[i], stream);
+    if (inner.empty() && target >= plan.launches.size()) inner = "no launch " + std::to_string(target);
+    if (inner.empty()) {
+      e = enqueue(plan.launches[target], stream);
       if (e == CUDA_SUCCESS) e = cuStreamSynchronize(stream);
-      if (e != CUDA_SUCCESS) inner = "launch " + std::to_string(i) + ": " + describe(e);
+      if (e != CUDA_SUCCESS) inner = "launch " + std::to_string(target) + ": " + describe(e);
     }
   });
   if (module) cuModuleUnload(module);
+  if (before) cuModuleUnload(before);
   if (!counted.ok) return "CUPTI SASS counting failed: " + counted.error;
   if (!inner.empty()) return "instrumented run failed: " + inner;
   return "";
@@ -107,6 +129,13 @@ protocol::worker_result run_job(worker_state& w, reference_cache& refs, const pr
   res.id = job.id;
   evaluation_result& r = res.partial;
   auto not_reached = [&](stage s, const std::string& why) { r.stages[s] = {stage_status::not_run, why, 0.0}; };
+  if (job.count_only) {  // a follow-up counting pass for one later launch
+    auto t0 = std::chrono::steady_clock::now();
+    res.dynamic = count_pass(w, job);
+    res.recycle = true;
+    res.dynamic.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return res;
+  }
 
   w.report("loading the cubin", 60000);
   CUmodule module = nullptr;

@@ -188,6 +188,33 @@ class local_evaluator final : public evaluator {
     return "";
   }
 
+  // The first job's counting pass saw only launch 0 (see worker_job::count_launch):
+  // each later launch is counted by a follow-up job on a fresh worker, and
+  // the counts are added. A follow-up that fails makes the proof incomplete.
+  void count_later_launches(gpu_slot& slot, const protocol::worker_job& first, protocol::worker_result& result) {
+    if (!result.dynamic.ran || first.m.launches.size() < 2) return;
+    for (size_t i = 1; i < first.m.launches.size(); ++i) {
+      protocol::worker_job job = first;
+      job.id = ++m_job_ids;
+      job.count_only = true;
+      job.count_launch = int(i);
+      std::string restart_error;
+      job_outcome out = slot.run(job, restart_error);
+      std::string error = !restart_error.empty()          ? restart_error
+                          : out.end != job_end::result    ? out.cause
+                          : !out.result.dynamic.ran       ? out.result.dynamic.error
+                                                          : "";
+      if (!error.empty()) {
+        result.dynamic.ran = false;
+        result.dynamic.error = "counting launch " + std::to_string(i) + " (" + first.m.launches[i].kernel + "): " + error;
+        result.dynamic.counts.clear();
+        return;
+      }
+      for (const auto& c : out.result.dynamic.counts) result.dynamic.counts.push_back(c);
+      result.dynamic.time_ms += out.result.dynamic.time_ms;
+    }
+  }
+
   gpu_slot& least_busy() {
     gpu_slot* best = m_slots.front().get();
     for (auto& s : m_slots)
@@ -232,6 +259,7 @@ class local_evaluator final : public evaluator {
       died.partial.stages[stage::performance] = {stage_status::not_run, "not reached: runtime failed", 0.0};
       merge_worker_result(died, p.sass, r);
     } else {
+      count_later_launches(slot, job, out.result);
       merge_worker_result(out.result, p.sass, r);
     }
     r.stages[stage::instructions].time_ms += p.ms;

@@ -142,6 +142,8 @@ nlohmann::json to_json(const worker_job& j) {
           {"hidden_seed", j.hidden_seed},
           {"run_timing", j.run_timing},
           {"run_dynamic", j.run_dynamic},
+          {"count_launch", j.count_launch},
+          {"count_only", j.count_only},
           {"time_limit_ms", j.time_limit_ms},
           {"timing_budget_ms", j.timing_budget_ms}};
 }
@@ -156,6 +158,8 @@ worker_job job_from_json(const nlohmann::json& j) {
   job.hidden_seed = j.at("hidden_seed").get<uint64_t>();
   job.run_timing = j.value("run_timing", true);
   job.run_dynamic = j.value("run_dynamic", true);
+  job.count_launch = j.value("count_launch", 0);
+  job.count_only = j.value("count_only", false);
   job.time_limit_ms = j.value("time_limit_ms", 10000.0);
   job.timing_budget_ms = j.value("timing_budget_ms", 1500.0);
   return job;

@@ -71,6 +71,14 @@ struct worker_job {
   uint64_t hidden_seed = 0;
   bool run_timing = true;
   bool run_dynamic = true;
+  // The launch whose kernel the instrumented pass counts. CUPTI (13.0, H200)
+  // records only the first kernel launched in the first pass of a process, so
+  // each launch of a multi-launch candidate is counted by its own worker
+  // process: launches before it run uninstrumented, then it alone is counted.
+  int count_launch = 0;
+  // Only the counting pass (no correctness, no timing): the follow-up jobs
+  // for launches after the first.
+  bool count_only = false;
   double time_limit_ms = 10000;
   double timing_budget_ms = 1500;
 };
