@@ -1,5 +1,5 @@
-// The stage funnel printed at the end of a run: how many candidates reach each
-// stage, and where they fall.
+// The stage funnel printed at the end of a run: where candidates pass, fall,
+// or could not be judged.
 #include <cstdio>
 #include <sstream>
 
@@ -19,20 +19,16 @@ std::vector<funnel_row> experiment_funnel(run_store& store, int64_t experiment_i
       auto r = evaluation_result_from_json(turns[k].evaluation->result);
       for (int i = 0; i < stage_count; ++i) {
         auto it = r.stages.find(static_cast<stage>(i));
-        if (it == r.stages.end()) break;
-        if (it->second.status == stage_status::failed) {
-          ++rows[i].reached;
-          ++rows[i].failed;
-          break;
+        stage_status st = it == r.stages.end() ? stage_status::not_run : it->second.status;
+        switch (st) {
+          case stage_status::passed: ++rows[i].passed; break;
+          case stage_status::failed: ++rows[i].failed; break;
+          case stage_status::not_run: ++rows[i].not_run; break;
+          case stage_status::unverified: ++rows[i].unverified; break;
         }
-        if (it->second.status == stage_status::not_run || it->second.status == stage_status::unverified) {
-          ++rows[i].reached;
-          ++rows[i].not_run;
-          break;
-        }
-        ++rows[i].reached;
       }
-      if (r.passed) ++rows.back().reached;
+      if (r.passed) ++rows.back().verdict;
+      else ++rows[static_cast<int>(r.verdict)].verdict;
     }
   }
   return rows;
@@ -42,13 +38,15 @@ std::string format_funnel(const std::vector<funnel_row>& rows, const std::string
   std::ostringstream o;
   o << title << "\n";
   char line[160];
-  std::snprintf(line, sizeof line, "  %-13s %8s %8s %18s\n", "stage", "reached", "failed", "not run/unverified");
+  std::snprintf(line, sizeof line, "  %-13s %7s %7s %8s %11s %8s\n", "stage", "passed", "failed", "not run",
+                "unverified", "verdict");
   o << line;
   for (const auto& r : rows) {
     if (r.stage == "passed")
-      std::snprintf(line, sizeof line, "  %-13s %8d\n", r.stage.c_str(), r.reached);
+      std::snprintf(line, sizeof line, "  %-13s %7s %7s %8s %11s %8d\n", "all passed", "", "", "", "", r.verdict);
     else
-      std::snprintf(line, sizeof line, "  %-13s %8d %8d %18d\n", r.stage.c_str(), r.reached, r.failed, r.not_run);
+      std::snprintf(line, sizeof line, "  %-13s %7d %7d %8d %11d %8d\n", r.stage.c_str(), r.passed, r.failed,
+                    r.not_run, r.unverified, r.verdict);
     o << line;
   }
   return o.str();

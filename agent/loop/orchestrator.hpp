@@ -70,12 +70,16 @@ class orchestrator {
 };
 
 // The stage funnel of an experiment from the store: for each stage, how many
-// final candidates reached it and how many failed there.
+// candidates passed it, failed it, could not run it (no GPU, another
+// architecture, an earlier failure) or ran it without proof (unverified), and
+// how many have it as their verdict. The last row counts full passes.
 struct funnel_row {
   std::string stage;
-  int reached = 0;
+  int passed = 0;
   int failed = 0;
   int not_run = 0;
+  int unverified = 0;
+  int verdict = 0;
 };
 std::vector<funnel_row> experiment_funnel(run_store& store, int64_t experiment_id, bool all_candidates);
 std::string format_funnel(const std::vector<funnel_row>& rows, const std::string& title);

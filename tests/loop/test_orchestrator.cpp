@@ -219,3 +219,21 @@ TEST_CASE("shards split the task x sample grid without overlap or gaps") {
   }
   CHECK(all.size() == 10);
 }
+
+TEST_CASE("the funnel counts each stage's outcomes and where candidates end") {
+  fixture f;
+  test::fake_evaluator eval;
+  f.run(three_round_script(), eval);  // compile, correctness, passed per trajectory
+  auto rows = experiment_funnel(*f.store, f.store->find_experiment("t")->id, true);
+  REQUIRE(rows.size() == 7);
+  CHECK(rows[0].passed == 12);                        // format
+  CHECK(rows[1].failed == 4);                         // compile
+  CHECK(rows[1].verdict == 4);
+  CHECK(rows[3].failed == 4);                         // correctness
+  CHECK(rows[3].passed == 4);
+  CHECK(rows[2].not_run == 4);                        // runtime after the compile failures
+  CHECK(rows[6].verdict == 4);                        // all passed
+  auto finals = experiment_funnel(*f.store, f.store->find_experiment("t")->id, false);
+  CHECK(finals[6].verdict == 4);
+  CHECK(format_funnel(rows, "x").find("all passed") != std::string::npos);
+}
