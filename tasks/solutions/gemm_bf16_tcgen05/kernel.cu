@@ -21,6 +21,8 @@
 
 #include <cstdint>
 
+#include "../common/tma_mbarrier.cuh"
+
 namespace {
 
 constexpr int kBlockM = 128;
@@ -37,26 +39,6 @@ constexpr uint32_t kTmemColumns = kBlockN;  // one fp32 column per output column
 // 17-22, M>>4 at bits 24-28.
 constexpr uint32_t kInstrDesc =
     (1u << 4) | (1u << 7) | (1u << 10) | (uint32_t(kBlockN >> 3) << 17) | (uint32_t(kBlockM >> 4) << 24);
-
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "LAB_WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      "@!p bra LAB_WAIT;\n"
-      "}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
 
 // Shared-memory descriptor (tcgen05 layout) of a K-major, 128B-swizzled tile:
 // stride byte offset 1024 (8 rows of 128 bytes), the fixed 0b001 at bits

@@ -28,6 +28,9 @@
 
 #include <cstdint>
 
+#include "../common/tma_mbarrier.cuh"
+#include "../common/wgmma_gemm.cuh"
+
 #ifndef GEMM_CLUSTER_M
 #define GEMM_CLUSTER_M 1
 #endif
@@ -47,30 +50,6 @@ constexpr uint32_t kTileABytes = kBlockM * kBlockK * 2;
 constexpr uint32_t kTileBBytes = kBlockN * kBlockK * 2;
 constexpr uint32_t kStageBytes = kTileABytes + kTileBBytes;
 constexpr uint32_t kBoxBRows = kBlockN / kClusterM;  // rows of B each CTA loads
-
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "LAB_WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      "@!p bra LAB_WAIT;\n"
-      "}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
 
 // Arrives on the barrier at the same shared-memory offset in CTA `rank` of
 // the cluster (the own CTA included).
@@ -103,14 +82,6 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
-__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
-          "r"(dst),
-      "l"(map), "r"(c0), "r"(c1), "r"(bar)
-      : "memory");
-}
-
 __device__ __forceinline__ void tma_load_multicast(uint32_t dst, const CUtensorMap* map, int c0, int c1,
                                                    uint32_t bar, uint16_t cta_mask) {
   asm volatile(
@@ -118,15 +89,6 @@ __device__ __forceinline__ void tma_load_multicast(uint32_t dst, const CUtensorM
       " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
       "l"(map), "r"(c0), "r"(c1), "r"(bar), "h"(cta_mask)
       : "memory");
-}
-
-// Shared-memory matrix descriptor of a K-major tile written by TMA with 128B
-// swizzle: rows of 128 bytes, 8-row groups 1024 bytes apart (stride byte
-// offset), leading byte offset unused for this layout, base offset 0 because
-// every tile starts on a 1024-byte boundary.
-__device__ __forceinline__ uint64_t smem_desc(uint32_t addr) {
-  return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
-         (uint64_t(1) << 62);
 }
 
 #define WGMMA_REGS128                                                                                         \
@@ -138,9 +100,6 @@ __device__ __forceinline__ uint64_t smem_desc(uint32_t addr) {
   "%105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, "    \
   "%122, %123, %124, %125, %126, %127}"
 
-#define WGMMA_ACC8(i)                                                                                     \
-  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
-      "+f"(d[i + 7])
 #define WGMMA_ACC128                                                                                        \
   WGMMA_ACC8(0), WGMMA_ACC8(8), WGMMA_ACC8(16), WGMMA_ACC8(24), WGMMA_ACC8(32), WGMMA_ACC8(40),             \
       WGMMA_ACC8(48), WGMMA_ACC8(56), WGMMA_ACC8(64), WGMMA_ACC8(72), WGMMA_ACC8(80), WGMMA_ACC8(88),       \
