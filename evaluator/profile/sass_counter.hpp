@@ -27,8 +27,9 @@ struct sass_count_result {
 };
 
 // Seen with CUPTI 13.0 on the H200 (2026-12-02): only the first instrumented
-// pass of a process records instructions; later passes record none and come
-// back ok=false. The GPU worker therefore runs at most one pass per process.
+// pass of a process records instructions, and in it only the first kernel
+// launched; later passes record none and come back ok=false. The GPU worker
+// therefore runs at most one pass per process, launching one kernel in it.
 //
 // Runs `work` (which may load the module and must launch the kernels and
 // synchronise) with SASS instrumentation enabled on `context`, and returns
