@@ -109,11 +109,9 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
     if (stop_requested()) return out;
     candidate_row cand;
     std::string reply;
-    int64_t turn_id = 0;
     std::optional<evaluation_result> result;
     if (round < static_cast<int>(stored.size())) {
       const auto& tv = stored[round];
-      turn_id = tv.turn.id;
       reply = tv.turn.reply;
       if (tv.candidate) cand = *tv.candidate;
       if (tv.evaluation) result = evaluation_result_from_json(tv.evaluation->result);
@@ -157,13 +155,12 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
       cand.ptx = extracted.ptx;
       cand.manifest = extracted.manifest_text;
       cand.format_problem = extracted.problem;
-      turn_id = m_store.record_turn(turn, cand);
+      cand.id = m_store.candidate_id(m_store.record_turn(turn, cand)).value_or(0);
     }
     if (!result) {
       result = judge(t, cand);
-      auto cands = m_store.turns(traj_id);
       evaluation_row e;
-      e.candidate_id = cands.at(round).candidate ? cands.at(round).candidate->id : 0;
+      e.candidate_id = cand.id;
       e.evaluator_version = result->evaluator_version;
       e.gpu = result->gpu;
       e.verdict = verdict_name(*result);
@@ -175,7 +172,6 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
       m_store.record_evaluation(e);
       m_progress.on_turn(t.id, sample, round, verdict_name(*result), result->headline);
     }
-    (void)turn_id;
     rounds_done = round + 1;
     if (!best || rank(*result) > rank(*best)) best = *result;
     history.emplace_back(reply, m_prompts.feedback(t, *result, round, m_config.feedback));

@@ -29,6 +29,7 @@ class sqlite_store final : public run_store {
   std::vector<trajectory_row> trajectories(int64_t experiment_id) override;
   std::optional<trajectory_row> trajectory(int64_t id) override;
   std::vector<turn_view> turns(int64_t trajectory_id) override;
+  std::optional<int64_t> candidate_id(int64_t turn_id) override;
   std::vector<llm_failure_row> llm_failures(int64_t experiment_id) override;
   std::filesystem::path path() const override { return m_path; }
 

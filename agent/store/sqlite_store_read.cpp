@@ -71,6 +71,14 @@ std::vector<turn_view> sqlite_store::turns(int64_t trajectory_id) {
   return views;
 }
 
+std::optional<int64_t> sqlite_store::candidate_id(int64_t turn_id) {
+  std::lock_guard lock(m_mutex);
+  statement select = m_db.query("SELECT id FROM candidates WHERE turn_id = ?1");
+  select.bind(1, turn_id);
+  if (!select.step()) return std::nullopt;
+  return select.int64_at(0);
+}
+
 std::vector<llm_failure_row> sqlite_store::llm_failures(int64_t experiment_id) {
   std::lock_guard lock(m_mutex);
   statement select = m_db.query("SELECT " PTXBENCH_LLM_FAILURE_COLUMNS

@@ -139,6 +139,8 @@ class run_store {
   virtual std::optional<trajectory_row> trajectory(int64_t id) = 0;
   // Turns of a trajectory in round order, each with its candidate and latest evaluation.
   virtual std::vector<turn_view> turns(int64_t trajectory_id) = 0;
+  // The id of the candidate stored with a turn, or nullopt for an unknown turn.
+  virtual std::optional<int64_t> candidate_id(int64_t turn_id) = 0;
   virtual std::vector<llm_failure_row> llm_failures(int64_t experiment_id) = 0;
   virtual std::filesystem::path path() const = 0;
 };

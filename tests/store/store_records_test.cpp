@@ -24,8 +24,10 @@ one_turn write_one_turn(run_store& store, const std::string& name) {
   turn.trajectory_id = ids.trajectory;
   candidate_row candidate;
   candidate.ptx = ".version 8.8";
-  store.record_turn(turn, candidate);
+  const int64_t turn_id = store.record_turn(turn, candidate);
   ids.candidate = store.turns(ids.trajectory).at(0).candidate->id;
+  CHECK(store.candidate_id(turn_id) == ids.candidate);  // the turn's own candidate, without reading the turns
+  CHECK_FALSE(store.candidate_id(turn_id + 1000));
   return ids;
 }
 
