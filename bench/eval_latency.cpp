@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "evaluator/api/files.hpp"
 #include "evaluator/api/local.hpp"
 
 using namespace ptxbench;
@@ -26,13 +27,6 @@ fs::path source_dir() {
   return PTXBENCH_SOURCE_DIR;
 }
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 struct candidate {
   std::string name;
   evaluation_request request;
@@ -43,8 +37,8 @@ std::optional<candidate> load(const std::string& name, const std::string& task_i
   candidate c;
   c.name = name;
   c.request.t = load_task_file(source_dir() / "tasks" / (task_id + ".json"));
-  c.request.ptx = read(dir / "kernel.ptx");
-  c.request.manifest_text = read(dir / "manifest.json");
+  c.request.ptx = read_text_file(dir / "kernel.ptx");
+  c.request.manifest_text = read_text_file(dir / "manifest.json");
   return c;
 }
 
@@ -117,7 +111,7 @@ int main(int argc, char** argv) {
   for (const auto& t : load_task_dir(source_dir() / "tasks"))
     if (auto s = solution(t.id)) suite.push_back(*s);
   for (const char* fixture : {"correct_mma_sync", "ffma_correct", "cold_wgmma"}) {
-    auto exp = nlohmann::json::parse(read(source_dir() / "tests/fixtures/adversarial" / fixture / "expected.json"));
+    auto exp = nlohmann::json::parse(read_text_file(source_dir() / "tests/fixtures/adversarial" / fixture / "expected.json"));
     if (auto c = load(fixture, exp.at("task"), source_dir() / "tests/fixtures/adversarial" / fixture)) {
       c->request.run_timing = true;
       suite.push_back(*c);

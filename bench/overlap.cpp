@@ -10,14 +10,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "agent/endpoint/embedded_endpoint.hpp"
 #include "agent/loop/orchestrator.hpp"
+#include "evaluator/api/files.hpp"
 #include "evaluator/api/local.hpp"
 
 using namespace ptxbench;
@@ -59,16 +58,15 @@ int main(int argc, char** argv) {
   auto dir = fs::temp_directory_path() / ("ptxbench_overlap_" + std::to_string(::getpid()));
   fs::create_directories(dir);
 
-  endpoint_script script;
-  script.latency_ms = latency_ms;
-  auto load = [&](const char* ptx) {
-    std::ifstream p(src / "configs/demo" / ptx), m(src / "configs/demo/naive_gemm.json");
-    std::stringstream ps, ms;
-    ps << p.rdbuf();
-    ms << m.rdbuf();
-    return scripted_reply{"```ptx\n" + ps.str() + "```\n```json\n" + ms.str() + "```\n", ""};
+  const fs::path demo = src / "configs/demo";
+  const std::string typo_ptx = read_text_file(demo / "naive_gemm_typo.ptx");
+  const std::string good_ptx = read_text_file(demo / "naive_gemm.ptx");
+  const std::string manifest_text = read_text_file(demo / "naive_gemm.json");
+  auto reply = [&](const std::string& ptx) {
+    return scripted_reply{"```ptx\n" + ptx + "```\n```json\n" + manifest_text + "```\n", ""};
   };
-  script.tasks["*"] = {{load("naive_gemm_typo.ptx")}, {load("naive_gemm.ptx")}, {load("naive_gemm.ptx")}};
+  endpoint_script script;
+  script.tasks["*"] = {{reply(typo_ptx)}, {reply(good_ptx)}, {reply(good_ptx)}};
 
   local_evaluator_options eo;
   eo.gpu_mode = "off";
@@ -77,14 +75,8 @@ int main(int argc, char** argv) {
   // E: one evaluation alone (compile + static checks), mean of 5 after a warm-up.
   evaluation_request probe;
   probe.t = t;
-  probe.ptx = script.tasks["*"][1][0].text.substr(7, script.tasks["*"][1][0].text.find("```\n```json") - 7);
-  probe.manifest_text = "{}";
-  {
-    std::ifstream m(src / "configs/demo/naive_gemm.json");
-    std::stringstream ms;
-    ms << m.rdbuf();
-    probe.manifest_text = ms.str();
-  }
+  probe.ptx = good_ptx;
+  probe.manifest_text = manifest_text;
   probe.run_gpu = false;
   local->evaluate(probe);
   auto t0 = std::chrono::steady_clock::now();

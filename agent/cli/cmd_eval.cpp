@@ -10,22 +10,11 @@
 #include "agent/cli/options.hpp"
 #include "agent/prompt/prompt.hpp"
 #include "evaluator/api/candidate.hpp"
+#include "evaluator/api/files.hpp"
 #include "evaluator/api/json_path.hpp"
 #include "evaluator/api/local.hpp"
 
 namespace ptxbench::cli {
-
-namespace {
-
-std::string read_text(const std::string& path, const char* what) {
-  std::ifstream in(path);
-  if (!in) throw input_error(std::string(what) + " " + path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-}  // namespace
 
 task find_task(const std::string& id_or_path, const std::string& tasks_dir) {
   if (id_or_path.size() > 5 && id_or_path.substr(id_or_path.size() - 5) == ".json") return load_task_file(id_or_path);
@@ -78,7 +67,7 @@ int cmd_eval(int argc, char** argv) {
   evaluation_request req;
   req.t = t;
   if (auto reply = option_or_env(args, "reply")) {
-    auto c = extract_candidate(read_text(*reply, "reply"));
+    auto c = extract_candidate(read_text_file(*reply, "reply"));
     if (!c.problem.empty()) throw input_error("reply " + *reply + ": " + c.problem);
     req.ptx = c.ptx;
     req.manifest_text = c.manifest_text;
@@ -86,8 +75,8 @@ int cmd_eval(int argc, char** argv) {
     auto ptx = option_or_env(args, "ptx");
     auto man = option_or_env(args, "manifest");
     if (!ptx || !man) throw input_error("give --ptx and --manifest, or --reply");
-    req.ptx = read_text(*ptx, "PTX");
-    req.manifest_text = read_text(*man, "manifest");
+    req.ptx = read_text_file(*ptx, "PTX");
+    req.manifest_text = read_text_file(*man, "manifest");
   }
   std::string gpu = option_or_env(args, "gpu").value_or("auto");
   if (gpu != "auto" && gpu != "off") throw input_error("--gpu: expected auto or off");

@@ -10,18 +10,25 @@
 #include <sstream>
 #include <thread>
 
+#include "evaluator/api/files.hpp"
 #include "evaluator/api/json_path.hpp"
 
 namespace ptxbench {
 
 namespace {
 
+// A file a reply names; a missing one is reported at the reply's JSON path.
 std::string read_file(const std::filesystem::path& p, const json_reader& where) {
-  std::ifstream in(p);
-  if (!in) where.fail("cannot read file " + p.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  try {
+    return read_text_file(p);
+  } catch (const input_error&) {
+    where.fail("cannot read file " + p.string());
+  }
+}
+
+// A fenced block as a model writes it: the body always ends with a newline.
+std::string fenced(const std::string& language, const std::string& body) {
+  return "```" + language + "\n" + body + (body.empty() || body.back() != '\n' ? "\n" : "") + "```\n";
 }
 
 scripted_reply parse_reply(const json_reader& r, const std::filesystem::path& base) {
@@ -34,28 +41,16 @@ scripted_reply parse_reply(const json_reader& r, const std::filesystem::path& ba
   r.reject_unknown({"text", "ptx", "manifest", "reasoning"});
   out.text = r.get_string("text", "");
   out.reasoning = r.get_string("reasoning", "");
-  if (r.has("ptx")) {
-    std::string ptx = read_file(base / r.get_string("ptx"), r.at("ptx"));
-    out.text += "\n\n```ptx\n" + ptx + (ptx.empty() || ptx.back() != '\n' ? "\n" : "") + "```\n";
-  }
-  if (r.has("manifest")) {
-    std::string m = read_file(base / r.get_string("manifest"), r.at("manifest"));
-    out.text += "\n```json\n" + m + (m.empty() || m.back() != '\n' ? "\n" : "") + "```\n";
-  }
+  if (r.has("ptx")) out.text += "\n\n" + fenced("ptx", read_file(base / r.get_string("ptx"), r.at("ptx")));
+  if (r.has("manifest"))
+    out.text += "\n" + fenced("json", read_file(base / r.get_string("manifest"), r.at("manifest")));
   return out;
 }
 
 }  // namespace
 
 endpoint_script load_endpoint_script(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw input_error(path.string() + ": cannot open endpoint script");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw input_error(path.string() + ": invalid JSON: " + e.what());
-  }
+  const nlohmann::json j = read_json_file(path, "endpoint script");
   json_reader r(j, "$", path.string());
   r.reject_unknown({"tasks", "latency_ms"});
   endpoint_script s;

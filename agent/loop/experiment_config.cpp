@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "evaluator/api/files.hpp"
 #include "evaluator/api/json_path.hpp"
 
 namespace ptxbench {
@@ -75,15 +76,7 @@ void validate_experiment_config(const experiment_config& c) {
 }
 
 experiment_config load_experiment_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw input_error(path + ": cannot open config");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw input_error(path + ": invalid JSON: " + e.what());
-  }
-  return parse_experiment_config(j, path);
+  return parse_experiment_config(read_json_file(path, "config"), path);
 }
 
 nlohmann::json experiment_config_to_json(const experiment_config& c) {

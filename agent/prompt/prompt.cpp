@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "evaluator/api/files.hpp"
 #include "evaluator/api/json_path.hpp"
 
 namespace ptxbench {
@@ -27,10 +28,7 @@ prompt_library::prompt_library(const std::filesystem::path& dir) : m_dir(dir) {
   if (!std::filesystem::is_directory(dir)) throw input_error(dir.string() + ": prompts folder not found");
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     if (!e.is_regular_file() || e.path().extension() != ".md") continue;
-    std::ifstream in(e.path());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    m_templates[e.path().stem().string()] = ss.str();
+    m_templates[e.path().stem().string()] = read_text_file(e.path(), "prompt template");
   }
   std::vector<std::string> required{"system", "task", "feedback_none", "feedback_stage", "feedback_passed", "feedback_not_run"};
   for (int i = 0; i < stage_count; ++i) required.push_back(std::string("feedback_") + to_string(static_cast<stage>(i)));

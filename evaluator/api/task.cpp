@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "evaluator/api/expression.hpp"
+#include "evaluator/api/files.hpp"
 #include "evaluator/api/json_path.hpp"
 
 namespace ptxbench {
@@ -196,15 +197,7 @@ task parse_task(const nlohmann::json& j, const std::string& source) {
 }
 
 task load_task_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw input_error(path.string() + ": cannot open");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw input_error(path.string() + ": invalid JSON: " + e.what());
-  }
-  task t = parse_task(j, path.string());
+  task t = parse_task(read_json_file(path), path.string());
   t.source = path;
   return t;
 }

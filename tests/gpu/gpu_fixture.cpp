@@ -25,19 +25,12 @@ void require_gpu() {
   // Ask for the reason the way a user would see it: through a result.
   evaluation_request probe;
   probe.t = load_task_file(source_dir() / "tasks/gemm_bf16_mma_sync.json");
-  probe.ptx = read_file(source_dir() / "tests/fixtures/adversarial/correct_mma_sync/kernel.ptx");
-  probe.manifest_text = read_file(source_dir() / "tests/fixtures/adversarial/correct_mma_sync/manifest.json");
+  probe.ptx = read_text_file(source_dir() / "tests/fixtures/adversarial/correct_mma_sync/kernel.ptx");
+  probe.manifest_text = read_text_file(source_dir() / "tests/fixtures/adversarial/correct_mma_sync/manifest.json");
   auto r = shared_evaluator().evaluate(probe);
   std::printf("SKIP (exit 77): GPU tests need a GPU: %s\n", r.stages[stage::runtime].reason.c_str());
   std::fflush(stdout);
   std::_Exit(77);
-}
-
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 void log_result(const std::string& name, const evaluation_result& r) {

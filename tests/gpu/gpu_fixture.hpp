@@ -5,6 +5,7 @@
 #include <string>
 
 #include "evaluator/api/evaluation.hpp"
+#include "evaluator/api/files.hpp"
 
 namespace ptxbench::gpu_test {
 
@@ -12,7 +13,6 @@ std::filesystem::path source_dir();  // $PTXBENCH_SOURCE_DIR, else the configure
 evaluator& shared_evaluator();
 // Exits the process with 77 (ctest: skipped) and a message when there is no GPU.
 void require_gpu();
-std::string read_file(const std::filesystem::path& p);
 // One line per evaluation, appended to $PTXBENCH_GPU_TEST_LOG (JSON lines) when set.
 void log_result(const std::string& name, const evaluation_result& r);
 

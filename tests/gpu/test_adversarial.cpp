@@ -19,11 +19,11 @@ std::vector<std::string> strings(const nlohmann::json& j) {
 evaluation_result run_case(const std::string& name) {
   require_gpu();
   auto dir = source_dir() / "tests/fixtures/adversarial" / name;
-  auto expected = nlohmann::json::parse(read_file(dir / "expected.json"));
+  auto expected = nlohmann::json::parse(read_text_file(dir / "expected.json"));
   evaluation_request req;
   req.t = load_task_file(source_dir() / "tasks" / (expected.at("task").get<std::string>() + ".json"));
-  req.ptx = read_file(dir / "kernel.ptx");
-  req.manifest_text = read_file(dir / "manifest.json");
+  req.ptx = read_text_file(dir / "kernel.ptx");
+  req.manifest_text = read_text_file(dir / "manifest.json");
   req.time_limit_ms = expected.value("time_limit_ms", 10000.0);
   req.run_timing = expected.value("run_timing", false);
   evaluation_result r = shared_evaluator().evaluate(req);
@@ -104,11 +104,11 @@ TEST_CASE("diagnostic: executed instructions are counted for an sm_90 cubin of t
   evaluation_request req;
   req.t = load_task_file(source_dir() / "tasks/gemm_bf16_mma_sync.json");
   req.t.arch = "sm_90";
-  req.ptx = read_file(dir / "kernel.ptx");
+  req.ptx = read_text_file(dir / "kernel.ptx");
   auto pos = req.ptx.find(".target sm_90a");
   REQUIRE(pos != std::string::npos);
   req.ptx.replace(pos, 14, ".target sm_90");
-  req.manifest_text = read_file(dir / "manifest.json");
+  req.manifest_text = read_text_file(dir / "manifest.json");
   req.run_timing = false;
   auto r = shared_evaluator().evaluate(req);
   log_result("diagnostic sm_90 mma.sync", r);

@@ -21,8 +21,8 @@ TEST_CASE("reference solutions pass runtime and correctness") {
       evaluation_request req;
       req.t = load_task_file(task_file);
       if (!req.t.runs_on_hopper) continue;
-      req.ptx = read_file(dir.path() / "kernel.ptx");
-      req.manifest_text = read_file(dir.path() / "manifest.json");
+      req.ptx = read_text_file(dir.path() / "kernel.ptx");
+      req.manifest_text = read_text_file(dir.path() / "manifest.json");
       auto r = shared_evaluator().evaluate(req);
       log_result("solution " + id, r);
       ++found;

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "evaluator/api/files.hpp"
 #include "evaluator/api/local.hpp"
 
 using namespace ptxbench;
@@ -23,20 +24,13 @@ fs::path source_dir() {
   return PTXBENCH_SOURCE_DIR;
 }
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 evaluation_request request(const std::string& fixture, const std::string& task_id, const std::string& mode = "") {
   evaluation_request r;
   r.t = load_task_file(source_dir() / "tasks" / (task_id + ".json"));
   if (!mode.empty()) r.t.notes = "fake:" + mode;
   fs::path dir = source_dir() / "tests/fixtures/adversarial" / fixture;
-  r.ptx = read(dir / "kernel.ptx");
-  r.manifest_text = read(dir / "manifest.json");
+  r.ptx = read_text_file(dir / "kernel.ptx");
+  r.manifest_text = read_text_file(dir / "manifest.json");
   r.run_timing = false;
   return r;
 }
@@ -80,7 +74,7 @@ TEST_CASE("a malformed manifest fails format with the JSON path of the bad field
   CHECK(contains(r.headline, "$.launches[0].params[0]"));
   CHECK(r.stages[stage::compile].status == stage_status::not_run);
 
-  req.manifest_text = read(source_dir() / "tests/fixtures/adversarial/correct_mma_sync/manifest.json");
+  req.manifest_text = read_text_file(source_dir() / "tests/fixtures/adversarial/correct_mma_sync/manifest.json");
   req.ptx = "// no kernel here\n.version 8.0\n.target sm_90a\n.address_size 64\n";
   r = ev->evaluate(req);
   CHECK(r.verdict == stage::format);
