@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "agent/cli/commands.hpp"
+#include "agent/cli/options.hpp"
 #include "agent/store/merge.hpp"
 #include "evaluator/api/json_path.hpp"
 #include "ptxbench/version.hpp"
@@ -39,27 +40,28 @@ void usage(std::FILE* out) {
                     "3 infrastructure error, 130 interrupted\n");
 }
 
-int fail(const char* what, int code) {
-  std::fprintf(stderr, "ptxbench: error: %s\n", what);
-  return code;
-}
-
 // The one place where a command's exceptions become exit codes: bad usage or
 // input (the message names the file and JSON path) is 2, anything else that
 // ended the command (SQLite, HTTP transport, CUDA toolkit) is 3.
 int run_guarded(const command& c, int argc, char** argv) {
+  using namespace ptxbench::cli;
   try {
     return c.run(argc, argv);
   } catch (const cxxopts::exceptions::exception& e) {
-    return fail(e.what(), 2);
+    print_error(e.what());
+    return exit_code::usage;
   } catch (const ptxbench::input_error& e) {
-    return fail(e.what(), 2);
+    print_error(e.what());
+    return exit_code::usage;
   } catch (const ptxbench::merge_error& e) {
-    return fail(e.what(), 2);
+    print_error(e.what());
+    return exit_code::usage;
   } catch (const std::invalid_argument& e) {
-    return fail((std::string("bad number in an option: ") + e.what()).c_str(), 2);
+    print_error(std::string("bad number in an option: ") + e.what());
+    return exit_code::usage;
   } catch (const std::exception& e) {
-    return fail(e.what(), 3);
+    print_error(e.what());
+    return exit_code::infrastructure;
   }
 }
 
