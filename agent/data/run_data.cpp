@@ -81,7 +81,9 @@ candidate_quality quality_of(const turn_view& turn) {
     if (stages.is_object() && !stages.empty()) {
       const auto& entry = stages.value(to_string(static_cast<stage>(s)), nlohmann::json());
       std::string status = entry.is_object() ? entry.value("status", "") : "";
-      score = status == "passed" ? 2 : status == "failed" ? 0 : 1;
+      score = stage_score(status == "passed" ? stage_status::passed
+                          : status == "failed" ? stage_status::failed
+                                               : stage_status::not_run);
     }
     q.stage_score[s] = score;
     q.stage_passed[s] = score == 2;

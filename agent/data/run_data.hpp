@@ -40,7 +40,8 @@ int parse_verdict_rank(const std::string& name);
 // fails before runtime; without a GPU, runtime is not run while the static
 // check passes), so candidates are compared stage by stage in table order:
 // passed beats not run / unverified beats failed, and the first stage where two
-// candidates differ decides. `reached` counts the stages passed in order before
+// candidates differ decides: the rule of got_further in evaluator/api, applied
+// to stored rows (which may lack the stage statuses or an evaluation). `reached` counts the stages passed in order before
 // the first that did not (6: every stage passed); "reached S" means every stage
 // before S passed.
 struct candidate_quality {

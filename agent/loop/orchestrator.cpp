@@ -21,13 +21,6 @@ std::string hostname() {
 
 std::string verdict_name(const evaluation_result& r) { return r.passed ? "passed" : to_string(r.verdict); }
 
-// Ranks results: furthest stage passed, then speedup. Used to pick a trajectory's best candidate.
-double rank(const evaluation_result& r) {
-  auto f = r.furthest_passed();
-  double base = f ? (static_cast<int>(*f) + 1) * 1000.0 : 0.0;
-  if (r.passed) base += 10000.0;
-  return base + r.speedup().value_or(0.0);
-}
 }  // namespace
 
 void orchestrator::request_stop() { g_stop = true; }
@@ -173,7 +166,7 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
       m_progress.on_turn(t.id, sample, round, verdict_name(*result), result->headline);
     }
     rounds_done = round + 1;
-    if (!best || rank(*result) > rank(*best)) best = *result;
+    if (!best || better(*result, *best)) best = *result;
     history.emplace_back(reply, m_prompts.feedback(t, *result, round, m_config.feedback));
     if (result->passed && m_config.stop == stop_policy::first_pass) break;
   }

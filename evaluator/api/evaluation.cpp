@@ -65,6 +65,28 @@ std::optional<stage> evaluation_result::furthest_passed() const {
   return best;
 }
 
+int stage_score(stage_status s) {
+  return s == stage_status::passed ? 2 : s == stage_status::failed ? 0 : 1;
+}
+
+bool got_further(const evaluation_result& a, const evaluation_result& b) {
+  for (int i = 0; i < stage_count; ++i) {
+    auto score = [i](const evaluation_result& r) {
+      auto it = r.stages.find(static_cast<stage>(i));
+      return stage_score(it == r.stages.end() ? stage_status::not_run : it->second.status);
+    };
+    if (score(a) != score(b)) return score(a) > score(b);
+  }
+  return false;
+}
+
+bool better(const evaluation_result& a, const evaluation_result& b) {
+  if (got_further(a, b) || got_further(b, a)) return got_further(a, b);
+  auto sa = a.speedup(), sb = b.speedup();
+  if (sa.has_value() != sb.has_value()) return sa.has_value();
+  return sa && *sa > *sb;
+}
+
 // ---- JSON -------------------------------------------------------------------
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ptxas_diagnostic, line, severity, message, quoted)
