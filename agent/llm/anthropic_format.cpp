@@ -45,11 +45,7 @@ wire_request anthropic_request(const provider_config& c, const std::string& api_
 reply_parse anthropic_parse_reply(const std::string& body) {
   reply_parse out;
   nlohmann::json j;
-  if (!parse_json_body(body, j, out.cause)) return out;
-  if (!j.is_object()) {
-    out.cause = "response is not a JSON object";
-    return out;
-  }
+  if (!parse_json_object(body, j, out.cause)) return out;
   if (!j.contains("content") || !j["content"].is_array()) {
     out.cause = "response field $.content is missing";
     if (j.contains("error")) out.cause += " (error: " + error_message_of(body) + ")";

@@ -46,11 +46,7 @@ wire_request openai_request(const provider_config& c, const std::string& api_key
 reply_parse openai_parse_reply(const std::string& body) {
   reply_parse out;
   nlohmann::json j;
-  if (!parse_json_body(body, j, out.cause)) return out;
-  if (!j.is_object()) {
-    out.cause = "response is not a JSON object";
-    return out;
-  }
+  if (!parse_json_object(body, j, out.cause)) return out;
   const auto choices = j.contains("choices") ? j["choices"] : nlohmann::json();
   if (!choices.is_array() || choices.empty()) {
     out.cause = "response has no choices";

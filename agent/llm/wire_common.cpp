@@ -25,14 +25,16 @@ std::string parse_reason(const std::string& what) {
 }
 }  // namespace
 
-bool parse_json_body(const std::string& body, nlohmann::json& out, std::string& cause) {
+bool parse_json_object(const std::string& body, nlohmann::json& out, std::string& cause) {
   if (body.find_first_not_of(" \t\r\n") == std::string::npos) {
     cause = "empty body";
     return false;
   }
   try {
     out = nlohmann::json::parse(body);
-    return true;
+    if (out.is_object()) return true;
+    cause = "response is not a JSON object";
+    return false;
   } catch (const nlohmann::json::parse_error& e) {
     cause = "malformed JSON at byte " + std::to_string(e.byte) + ": " + parse_reason(e.what());
     // A document that stops mid-way was cut short in transit (a proxy, a
@@ -45,7 +47,7 @@ bool parse_json_body(const std::string& body, nlohmann::json& out, std::string& 
 std::string error_message_of(const std::string& body) {
   nlohmann::json j;
   std::string ignored;
-  if (parse_json_body(body, j, ignored) && j.is_object()) {
+  if (parse_json_object(body, j, ignored)) {
     if (j.contains("error")) {
       const auto& e = j["error"];
       if (e.is_string()) return shorten(e.get<std::string>());

@@ -35,10 +35,11 @@ wire_request anthropic_request(const provider_config& c, const std::string& api_
                                const std::vector<chat_message>& messages);
 reply_parse anthropic_parse_reply(const std::string& body);
 
-// Parses a body as JSON; on failure returns false and sets `cause` to
-// "empty body", "malformed JSON at byte N: <reason>", or, when the document
-// ends before it is complete, "truncated body: malformed JSON at byte N: ...".
-bool parse_json_body(const std::string& body, nlohmann::json& out, std::string& cause);
+// Parses a body as a JSON object; on failure returns false and sets `cause` to
+// "empty body", "malformed JSON at byte N: <reason>", "response is not a JSON
+// object", or, when the document ends before it is complete, "truncated body:
+// malformed JSON at byte N: ...".
+bool parse_json_object(const std::string& body, nlohmann::json& out, std::string& cause);
 
 // The human-readable message of an error body: error.message (OpenAI and
 // Anthropic), a string `error`, or `message`; else the body itself, shortened.
