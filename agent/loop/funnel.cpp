@@ -25,8 +25,10 @@ std::vector<funnel_row> experiment_funnel(run_store& store, int64_t experiment_i
           case stage_status::failed: ++rows[i].failed; break;
           case stage_status::not_run: ++rows[i].not_run; break;
           case stage_status::unverified: ++rows[i].unverified; break;
+          case stage_status::error: ++rows[i].error; break;
         }
       }
+      if (r.evaluator_error()) continue;  // no verdict on the candidate
       if (r.passed) ++rows.back().verdict;
       else ++rows[static_cast<int>(r.verdict)].verdict;
     }
@@ -38,15 +40,15 @@ std::string format_funnel(const std::vector<funnel_row>& rows, const std::string
   std::ostringstream o;
   o << title << "\n";
   char line[160];
-  std::snprintf(line, sizeof line, "  %-13s %7s %7s %8s %11s %8s\n", "stage", "passed", "failed", "not run",
-                "unverified", "verdict");
+  std::snprintf(line, sizeof line, "  %-13s %7s %7s %8s %11s %6s %8s\n", "stage", "passed", "failed", "not run",
+                "unverified", "error", "verdict");
   o << line;
   for (const auto& r : rows) {
     if (r.stage == "passed")
-      std::snprintf(line, sizeof line, "  %-13s %7s %7s %8s %11s %8d\n", "all passed", "", "", "", "", r.verdict);
+      std::snprintf(line, sizeof line, "  %-13s %7s %7s %8s %11s %6s %8d\n", "all passed", "", "", "", "", "", r.verdict);
     else
-      std::snprintf(line, sizeof line, "  %-13s %7d %7d %8d %11d %8d\n", r.stage.c_str(), r.passed, r.failed,
-                    r.not_run, r.unverified, r.verdict);
+      std::snprintf(line, sizeof line, "  %-13s %7d %7d %8d %11d %6d %8d\n", r.stage.c_str(), r.passed, r.failed,
+                    r.not_run, r.unverified, r.error, r.verdict);
     o << line;
   }
   return o.str();

@@ -74,13 +74,13 @@ evaluation_result orchestrator::judge(const task& t, const candidate_row& c) {
   try {
     return m_eval.evaluate(req);
   } catch (const std::exception& e) {
-    // An infrastructure failure while judging: recorded as a runtime verdict
-    // with its cause rather than losing the turn.
+    // An infrastructure failure while judging: recorded with status error
+    // (never the candidate's verdict) rather than losing the turn.
     evaluation_result r = format_failure_result("", m_eval.version());
     r.verdict = stage::runtime;
-    r.headline = std::string("runtime: evaluator failure: ") + e.what();
-    r.stages[stage::format] = {stage_status::passed, "", 0.0};
-    r.stages[stage::runtime] = {stage_status::failed, r.headline, 0.0};
+    r.headline = std::string("evaluator error at runtime: ") + e.what();
+    r.stages[stage::format] = {stage_status::not_run, "evaluator failed", 0.0};
+    r.stages[stage::runtime] = {stage_status::error, std::string("evaluator failure: ") + e.what(), 0.0};
     return r;
   }
 }

@@ -72,13 +72,14 @@ class orchestrator {
 // The stage funnel of an experiment from the store: for each stage, how many
 // candidates passed it, failed it, could not run it (no GPU, another
 // architecture, an earlier failure) or ran it without proof (unverified), and
-// how many have it as their verdict. The last row counts full passes.
+// how many have it as their verdict (results with an evaluator error have none). The last row counts full passes.
 struct funnel_row {
   std::string stage;
   int passed = 0;
   int failed = 0;
   int not_run = 0;
   int unverified = 0;
+  int error = 0;  // the evaluator failed (never the candidate's verdict)
   int verdict = 0;
 };
 std::vector<funnel_row> experiment_funnel(run_store& store, int64_t experiment_id, bool all_candidates);

@@ -29,12 +29,14 @@ const char* to_string(stage_status s) {
     case stage_status::failed: return "failed";
     case stage_status::not_run: return "not_run";
     case stage_status::unverified: return "unverified";
+    case stage_status::error: return "error";
   }
   return "?";
 }
 
 stage_status parse_stage_status(const std::string& s) {
-  for (auto v : {stage_status::passed, stage_status::failed, stage_status::not_run, stage_status::unverified})
+  for (auto v : {stage_status::passed, stage_status::failed, stage_status::not_run, stage_status::unverified,
+                 stage_status::error})
     if (s == to_string(v)) return v;
   throw input_error("unknown stage status '" + s + "'");
 }
@@ -63,6 +65,12 @@ std::optional<stage> evaluation_result::furthest_passed() const {
     best = s;
   }
   return best;
+}
+
+bool evaluation_result::evaluator_error() const {
+  for (const auto& [s, o] : stages)
+    if (o.status == stage_status::error) return true;
+  return false;
 }
 
 int stage_score(stage_status s) {
@@ -111,7 +119,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(performance_report, size, candid
 nlohmann::json to_json(const evaluation_result& r) {
   nlohmann::json j;
   j["passed"] = r.passed;
-  j["verdict"] = r.passed ? "passed" : to_string(r.verdict);
+  // "error": the evaluator failed at stage `error_stage`; nothing was learnt about the candidate.
+  j["verdict"] = r.passed ? "passed" : r.evaluator_error() ? "error" : to_string(r.verdict);
+  if (!r.passed && r.evaluator_error()) j["error_stage"] = to_string(r.verdict);
   j["headline"] = r.headline;
   j["stages"] = nlohmann::json::object();
   for (const auto& [s, o] : r.stages)
@@ -137,6 +147,7 @@ evaluation_result evaluation_result_from_json(const nlohmann::json& j) {
   try {
     r.passed = j.value("passed", false);
     std::string v = j.value("verdict", "format");
+    if (v == "error") v = j.value("error_stage", "runtime");
     r.verdict = v == "passed" ? stage::performance : parse_stage(v);
     r.headline = j.value("headline", "");
     if (j.contains("stages"))

@@ -26,7 +26,12 @@ stage parse_stage(const std::string& s);  // throws input_error
 //              task for another architecture); `reason` says which
 //  unverified: ran partly; its proof could not be completed (e.g. the dynamic
 //              instruction count was unavailable). Never counted as a pass.
-enum class stage_status { passed, failed, not_run, unverified };
+//  error:      the evaluator itself failed (a baseline library, a worker lost
+//              for a reason not the candidate's, an exception in the
+//              harness), after one retry on a fresh worker. Never the
+//              candidate's failure: not fed back as its fault, not counted in
+//              pass or fail rates, not exported as training data.
+enum class stage_status { passed, failed, not_run, unverified, error };
 const char* to_string(stage_status s);
 stage_status parse_stage_status(const std::string& s);
 
@@ -167,6 +172,9 @@ struct evaluation_result {
   std::optional<double> speedup() const;
   // The furthest stage that passed, or nullopt if none.
   std::optional<stage> furthest_passed() const;
+  // Some stage could not be judged because the evaluator failed (status
+  // error): the result says nothing about the candidate.
+  bool evaluator_error() const;
 };
 
 // Ranking candidates, the one rule every part uses (a trajectory's best
@@ -174,7 +182,7 @@ struct evaluation_result {
 // missing instruction fails without a GPU while runtime is not run), so two
 // results are compared stage by stage in table order, by stage_score, and the
 // first stage where they differ decides.
-// 2 passed, 1 not run or unverified, 0 failed.
+// 2 passed, 1 not run, unverified or error, 0 failed.
 int stage_score(stage_status s);
 bool got_further(const evaluation_result& a, const evaluation_result& b);
 // got_further; on a tie, a measured speedup beats none and a higher one a lower.

@@ -62,6 +62,15 @@ void finish_verdict(evaluation_result& r) {
     return;
   }
   int chosen = -1;
+  // An evaluator failure comes first: a candidate is never charged with a
+  // verdict reached on a broken harness.
+  for (int i = 0; i < stage_count && chosen < 0; ++i)
+    if (r.stages[stage(i)].status == stage_status::error) chosen = i;
+  if (chosen >= 0) {
+    r.verdict = stage(chosen);
+    r.headline = std::string("evaluator error at ") + to_string(r.verdict) + ": " + r.stages[r.verdict].reason;
+    return;
+  }
   for (int i = 0; i < stage_count && chosen < 0; ++i)
     if (r.stages[stage(i)].status == stage_status::failed) chosen = i;
   for (int i = 0; i < stage_count && chosen < 0; ++i)

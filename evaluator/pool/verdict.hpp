@@ -16,8 +16,10 @@ std::string compile_headline(const compile_report& report);
 // instructions stage with its executed counts.
 void merge_worker_result(const protocol::worker_result& w, const sass_listing& sass, evaluation_result& r);
 
-// Sets passed, verdict and headline. The verdict is the first failed stage;
-// with none failed but some not passed (not run, unverified), the first of those.
+// Sets passed, verdict and headline. A stage with status error (the
+// evaluator failed) is the verdict before any failure; otherwise the first
+// failed stage; with none failed but some not passed (not run, unverified),
+// the first of those.
 void finish_verdict(evaluation_result& r);
 
 }  // namespace ptxbench
