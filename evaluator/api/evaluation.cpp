@@ -101,20 +101,25 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ptxas_diagnostic, line, severity
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(kernel_resources, kernel, registers, spill_store_bytes,
                                                 spill_load_bytes, stack_bytes, static_shared_bytes, constant_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(compile_report, arch, log, diagnostics, kernels, cubin_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(instruction_check::at_size, size, executed, flop_share, bytes_share,
+                                                per_step, passed)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(instruction_check, ptx, ptx_count, sass_opcodes, sass_count,
-                                                executed, flop_share, is_math, passed, note)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(instruction_report, static_passed, dynamic_ran, sass_source, checks,
-                                                executed_by_opcode)
+                                                executed, flop_share, is_math, passed, note, sizes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(instruction_report, static_passed, dynamic_ran, other_math_share,
+                                                sass_source, checks, executed_by_opcode)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(seed_record, public_seeds, hidden, timing, counting)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(runtime_report, error, launch_index, size, context_lost)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(output_check, tensor, size, seed, hidden_seed, elements,
                                                 max_abs_error, max_rel_error, rel_l2_error, mismatch_fraction,
-                                                nan_count, untouched_count, where, passed)
+                                                nan_count, untouched_count, where, max_err_to_scale, timed_run,
+                                                passed)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(correctness_report, outputs, guards_intact, inputs_unchanged,
-                                                stable_across_calls, note)
+                                                stable_across_calls, timed_samples_checked, timed_samples_wrong, note)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(performance_report, size, candidate_ms, candidate_rel_spread,
                                                 candidate_samples, baseline_ms, baseline_rel_spread, baseline_samples,
                                                 baseline_name, speedup, candidate_tflops, baseline_tflops, peak_tflops,
-                                                pct_of_peak, floor_ms, below_floor, output_rechecked, threshold)
+                                                pct_of_peak, floor_ms, below_floor, output_rechecked, inputs_rechecked,
+                                                threshold, baseline_rel_l2, baseline_max_err_to_scale)
 
 nlohmann::json to_json(const evaluation_result& r) {
   nlohmann::json j;
@@ -131,6 +136,7 @@ nlohmann::json to_json(const evaluation_result& r) {
   if (r.runtime) j["runtime"] = *r.runtime;
   j["correctness"] = r.correctness;
   if (r.performance) j["performance"] = *r.performance;
+  j["seeds"] = r.seeds;
   j["evaluator_version"] = r.evaluator_version;
   j["gpu"] = r.gpu;
   j["total_ms"] = r.total_ms;
@@ -164,6 +170,7 @@ evaluation_result evaluation_result_from_json(const nlohmann::json& j) {
     if (j.contains("correctness")) r.correctness = j["correctness"].get<correctness_report>();
     if (j.contains("performance") && !j["performance"].is_null())
       r.performance = j["performance"].get<performance_report>();
+    if (j.contains("seeds") && j["seeds"].is_object()) r.seeds = j["seeds"].get<seed_record>();
     r.evaluator_version = j.value("evaluator_version", "");
     r.gpu = j.value("gpu", "");
     r.total_ms = j.value("total_ms", 0.0);
@@ -176,7 +183,7 @@ evaluation_result evaluation_result_from_json(const nlohmann::json& j) {
 nlohmann::json to_json(const evaluation_request& r) {
   return {{"task", task_to_json(r.t)},     {"ptx", r.ptx},
           {"manifest_text", r.manifest_text}, {"seeds", r.seeds},
-          {"hidden_seed", r.hidden_seed},   {"run_gpu", r.run_gpu},
+          {"hidden_seed", r.hidden_seed},   {"timing_seed", r.timing_seed}, {"run_gpu", r.run_gpu},
           {"run_timing", r.run_timing},     {"time_limit_ms", r.time_limit_ms},
           {"timing_budget_ms", r.timing_budget_ms}};
 }
@@ -189,6 +196,7 @@ evaluation_request evaluation_request_from_json(const nlohmann::json& j) {
     r.manifest_text = j.at("manifest_text").get<std::string>();
     r.seeds = j.value("seeds", r.seeds);
     r.hidden_seed = j.value("hidden_seed", r.hidden_seed);
+    r.timing_seed = j.value("timing_seed", r.timing_seed);
     r.run_gpu = j.value("run_gpu", r.run_gpu);
     r.run_timing = j.value("run_timing", r.run_timing);
     r.time_limit_ms = j.value("time_limit_ms", r.time_limit_ms);

@@ -77,11 +77,26 @@ struct instruction_check {
   bool is_math = false;
   bool passed = false;
   std::string note;
+  // The figures of each counted size (the smallest and the timed one), in the
+  // order counted; executed and flop_share above are the lowest of them.
+  struct at_size {
+    std::string size;
+    int64_t executed = 0;
+    double flop_share = -1.0;   // math targets: executed FLOPs / task FLOPs
+    double bytes_share = -1.0;  // data-moving targets: bytes moved (lower bound) / input bytes
+    double per_step = -1.0;     // mbarrier waits: executed / pipeline steps (lower bound)
+    bool passed = false;
+  };
+  std::vector<at_size> sizes;
 };
 
 struct instruction_report {
   bool static_passed = false;   // every target in PTX and SASS
-  bool dynamic_ran = false;     // the executed-count pass ran
+  bool dynamic_ran = false;     // the executed-count pass ran (at every counted size)
+  // FLOPs of math the task did not target (FFMA, HFMA2, DFMA, mma.sync where it
+  // is no target, tensor-core math on other types...) / task FLOPs, per
+  // counted size; above k_max_other_math_share the stage fails.
+  std::map<std::string, double> other_math_share;
   std::string sass_source;      // "nvdisasm --emit-json", "cuobjdump", or "" when none
   std::vector<instruction_check> checks;
   std::map<std::string, int64_t> executed_by_opcode;  // top opcodes of the instrumented run
@@ -108,6 +123,8 @@ struct output_check {
   int64_t nan_count = 0;
   int64_t untouched_count = 0;  // still holding the poison pattern
   std::string where;            // where the bad elements sit (rows, columns, tiles)
+  double max_err_to_scale = 0.0;  // max |out - ref| / max |ref|
+  bool timed_run = false;       // the figures of a timed sample, not of a checked run
   bool passed = false;
 };
 
@@ -116,6 +133,10 @@ struct correctness_report {
   bool guards_intact = true;     // no write outside any buffer
   bool inputs_unchanged = true;
   bool stable_across_calls = true;  // same inputs twice -> same output; fresh inputs -> fresh output
+  // Every timed sample's output is compared with the reference of the timing
+  // seed (poisoned before each sample, scratch re-initialised).
+  int timed_samples_checked = 0;
+  int timed_samples_wrong = 0;
   std::string note;
 };
 
@@ -135,17 +156,36 @@ struct performance_report {
   double pct_of_peak = 0.0;
   double floor_ms = 0.0;            // physical lower bound (bytes / bandwidth, FLOPs / peak)
   bool below_floor = false;         // flagged, not celebrated
-  bool output_rechecked = false;
+  bool output_rechecked = false;   // every timed sample's output verified
+  bool inputs_rechecked = false;   // inputs unchanged after the timed runs
   double threshold = 0.0;
+  // The baseline's own error against the same fp32 reference (timing seed):
+  // what an honest frontier implementation reaches on these inputs.
+  std::map<std::string, double> baseline_rel_l2;
+  std::map<std::string, double> baseline_max_err_to_scale;
+};
+
+// The seeds of one evaluation: public ones (their failures are described in
+// feedback), the hidden one (drawn at random for each evaluation unless the
+// request fixes it), the timing inputs' (never used for checking) and the
+// counting passes'.
+struct seed_record {
+  std::vector<uint64_t> public_seeds;
+  uint64_t hidden = 0;
+  uint64_t timing = 0;
+  uint64_t counting = 0;
 };
 
 struct evaluation_request {
   task t;
   std::string ptx;
   std::string manifest_text;  // JSON text as the model wrote it
-  // Public seeds whose failures are described in feedback, plus one hidden seed.
+  // Public seeds whose failures are described in feedback, plus one hidden seed
+  // and the timing seed; 0 = drawn at random for this evaluation (the drawn
+  // values are in the result's `seeds`).
   std::vector<uint64_t> seeds{1, 2};
-  uint64_t hidden_seed = 0x5eed5eedULL;
+  uint64_t hidden_seed = 0;
+  uint64_t timing_seed = 0;
   bool run_gpu = true;          // false: stop after compile/static checks
   bool run_timing = true;
   double time_limit_ms = 10000;  // per launch, enforced by the worker watchdog
@@ -162,6 +202,7 @@ struct evaluation_result {
   std::optional<runtime_report> runtime;
   correctness_report correctness;
   std::optional<performance_report> performance;
+  seed_record seeds;
   std::string evaluator_version;
   std::string gpu;                 // "NVIDIA H200 (sm_90)" or "none"
   double total_ms = 0.0;

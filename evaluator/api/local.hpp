@@ -13,6 +13,9 @@ struct local_evaluator_options {
   std::string gpu_mode = "auto";
   std::string worker_path;  // ptxbench-worker executable; empty = next to the running binary
   int max_gpus = 0;         // 0 = all visible
+  // Spare workers kept ready per GPU for the executed-instruction passes;
+  // -1 = $PTXBENCH_SPARE_WORKERS, else 2.
+  int spare_workers = -1;
 };
 
 // Never throws for a missing GPU or driver: such an evaluator reports the GPU

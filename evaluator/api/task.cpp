@@ -67,14 +67,54 @@ namespace {
 
 tolerance parse_tolerance(const json_reader& r) {
   r.expect_object();
-  r.reject_unknown({"atol", "rtol", "max_mismatch_fraction"});
+  r.reject_unknown({"atol", "rtol", "max_mismatch_fraction", "rel_l2", "max_err_to_scale"});
   tolerance t;
   t.atol = r.get_number("atol");
   t.rtol = r.get_number("rtol");
   t.max_mismatch_fraction = r.get_number("max_mismatch_fraction", 0.0);
-  if (t.atol < 0 || t.rtol < 0 || t.max_mismatch_fraction < 0 || t.max_mismatch_fraction > 1)
+  t.rel_l2 = r.get_number("rel_l2", 0.0);
+  t.max_err_to_scale = r.get_number("max_err_to_scale", 0.0);
+  if (!(t.atol >= 0) || !(t.rtol >= 0) || !(t.max_mismatch_fraction >= 0) || t.max_mismatch_fraction > 1 ||
+      !(t.rel_l2 >= 0) || !(t.max_err_to_scale >= 0))
     r.fail("tolerances must be non-negative and max_mismatch_fraction at most 1");
   return t;
+}
+
+input_distribution parse_distribution(const json_reader& r) {
+  r.expect_object();
+  r.reject_unknown({"dist", "scale", "row_scale", "spike_every", "spike_scale"});
+  input_distribution d;
+  std::string kind = r.get_string("dist", "uniform");
+  if (kind == "normal") d.kind = input_distribution::shape::normal;
+  else if (kind != "uniform") r.fail_key("dist", "must be uniform or normal");
+  d.scale = r.get_number("scale", 1.0);
+  if (!(d.scale > 0 && d.scale <= 1e3)) r.fail_key("scale", "must be in (0, 1000]");
+  if (r.has("row_scale")) {
+    auto rs = r.at("row_scale");
+    rs.expect_array();
+    if (rs.json().size() != 2 || !rs.json()[0].is_number() || !rs.json()[1].is_number())
+      rs.fail("expected [min, max]");
+    d.row_scale_min = rs.json()[0].get<double>();
+    d.row_scale_max = rs.json()[1].get<double>();
+    if (!(d.row_scale_min > 0 && d.row_scale_min <= d.row_scale_max && d.row_scale_max <= 1e3))
+      rs.fail("expected 0 < min <= max <= 1000");
+  }
+  d.spike_every = r.get_int("spike_every", 0);
+  if (d.spike_every < 0) r.fail_key("spike_every", "must be >= 0");
+  d.spike_scale = r.get_number("spike_scale", 1.0);
+  if (!(d.spike_scale > 0 && d.spike_scale <= 1e3)) r.fail_key("spike_scale", "must be in (0, 1000]");
+  return d;
+}
+
+nlohmann::json distribution_to_json(const input_distribution& d) {
+  nlohmann::json j = {{"dist", d.kind == input_distribution::shape::normal ? "normal" : "uniform"},
+                      {"scale", d.scale}};
+  if (d.row_scale_min != 1.0 || d.row_scale_max != 1.0) j["row_scale"] = {d.row_scale_min, d.row_scale_max};
+  if (d.spike_every > 0) {
+    j["spike_every"] = d.spike_every;
+    j["spike_scale"] = d.spike_scale;
+  }
+  return j;
 }
 
 std::vector<size_point> parse_sizes(const json_reader& r) {
@@ -130,7 +170,7 @@ task parse_task(const nlohmann::json& j, const std::string& source) {
   tensors.expect_object();
   for (auto it = tensors.json().begin(); it != tensors.json().end(); ++it) {
     auto e = tensors.at(it.key());
-    e.reject_unknown({"dtype", "shape", "role"});
+    e.reject_unknown({"dtype", "shape", "role", "init"});
     tensor_spec ts;
     ts.name = it.key();
     try {
@@ -150,6 +190,10 @@ task parse_task(const nlohmann::json& j, const std::string& source) {
     std::string role = e.get_string("role");
     if (role != "input" && role != "output") e.fail_key("role", "must be input or output");
     ts.role = role == "input" ? tensor_role::input : tensor_role::output;
+    if (e.has("init")) {
+      if (ts.role != tensor_role::input) e.fail_key("init", "only inputs are drawn by the harness");
+      ts.init = parse_distribution(e.at("init"));
+    }
     t.tensors.push_back(ts);
   }
   if (std::none_of(t.tensors.begin(), t.tensors.end(), [](auto& x) { return x.role == tensor_role::output; }))
@@ -222,10 +266,12 @@ nlohmann::json task_to_json(const task& t) {
   j["title"] = t.title;
   j["statement"] = t.statement;
   j["tensors"] = nlohmann::json::object();
-  for (const auto& ts : t.tensors)
+  for (const auto& ts : t.tensors) {
     j["tensors"][ts.name] = {{"dtype", to_string(ts.type)},
                              {"shape", ts.shape},
                              {"role", ts.role == tensor_role::input ? "input" : "output"}};
+    if (ts.role == tensor_role::input) j["tensors"][ts.name]["init"] = distribution_to_json(ts.init);
+  }
   j["sizes"] = nlohmann::json::array();
   for (const auto& s : t.sizes) {
     nlohmann::json e(s.values);
@@ -239,7 +285,11 @@ nlohmann::json task_to_json(const task& t) {
   j["target_instructions"] = t.target_instructions;
   j["tolerance"] = nlohmann::json::object();
   for (const auto& [k, v] : t.tolerances)
-    j["tolerance"][k] = {{"atol", v.atol}, {"rtol", v.rtol}, {"max_mismatch_fraction", v.max_mismatch_fraction}};
+    j["tolerance"][k] = {{"atol", v.atol},
+                         {"rtol", v.rtol},
+                         {"max_mismatch_fraction", v.max_mismatch_fraction},
+                         {"rel_l2", v.rel_l2},
+                         {"max_err_to_scale", v.max_err_to_scale}};
   j["speedup_threshold"] = t.speedup_threshold;
   j["causal"] = t.causal;
   j["runs_on_hopper"] = t.runs_on_hopper;

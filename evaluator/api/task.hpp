@@ -19,11 +19,29 @@ const char* to_string(dtype t);
 dtype parse_dtype(const std::string& s);  // throws input_error
 int dtype_bytes(dtype t);
 
+// How the harness draws a random input tensor (never zeros). Values are
+// uniform in [-scale, scale] or normal with standard deviation `scale`; each
+// row (the last dimension) can then be multiplied by a factor drawn
+// log-uniformly from [row_scale_min, row_scale_max], and a hashed one row in
+// `spike_every` by `spike_scale`. Attention tasks use this to get softmax rows
+// that are peaked (large score spread) and some dominated by a few keys, where
+// an error in the softmax or its backward shows; flat rows hide it.
+struct input_distribution {
+  enum class shape { uniform, normal };
+  shape kind = shape::uniform;
+  double scale = 1.0;
+  double row_scale_min = 1.0;
+  double row_scale_max = 1.0;
+  int64_t spike_every = 0;  // 0: no spikes
+  double spike_scale = 1.0;
+};
+
 struct tensor_spec {
   std::string name;
   dtype type = dtype::bf16;
   std::vector<std::string> shape;  // outermost first, row-major; entries are size names or expressions
   tensor_role role = tensor_role::input;
+  input_distribution init;  // inputs only ("init" in the task file)
 };
 
 // One point of the task's size grid, e.g. {M:4096,N:4096,K:4096}. The timed
@@ -38,6 +56,10 @@ struct tolerance {
   double rtol = 0.0;
   // Fraction of elements allowed outside atol + rtol*|ref| (0: none).
   double max_mismatch_fraction = 0.0;
+  // Normalised bounds over the whole output (0: not checked):
+  // ||out - ref||_2 / ||ref||_2 and max |out - ref| / max |ref|.
+  double rel_l2 = 0.0;
+  double max_err_to_scale = 0.0;
 };
 
 struct task {

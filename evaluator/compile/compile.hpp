@@ -103,8 +103,20 @@ struct sass_mapping {
   // Longer PTX opcodes that start with `ptx` but are other instructions (for
   // cp.async: cp.async.bulk, cp.async.wait_group, ...); not counted as `ptx`.
   std::vector<std::string> ptx_excludes;
-  // FLOPs one executed warp-level instance of each SASS opcode performs, where
-  // it is a math instruction whose shape is in its text (filled per instruction).
+  // What executing the target must accomplish for the dynamic check
+  // (evaluator/pool/instruction_proof.hpp states each rule):
+  //   math        carry the task's FLOPs (is_math)
+  //   load_bytes  move a share of the input bytes from global memory (TMA loads)
+  //   smem_bytes  read a share of the input bytes out of shared memory (ldmatrix)
+  //   per_step    execute at least once per pipeline step (mbarrier waits)
+  //   per_cta     execute at least once per CTA launched (the default)
+  std::string work = "per_cta";
+  // The SASS opcodes whose executions count for `work` (default: sass_opcodes);
+  // cp.async.bulk.tensor lowers to loads (UTMALDG) and stores (UTMASTG), and
+  // only loads move inputs in.
+  std::vector<std::string> work_opcodes;
+  // Bytes one warp-level execution moves at least (smem_bytes).
+  double min_bytes_per_exec = 0.0;
 };
 std::vector<sass_mapping> sass_table(const std::string& arch);
 

@@ -29,6 +29,12 @@ table parse_table() {
       m.sass_opcodes = e["sass"].get<std::vector<std::string>>();
       m.is_math = e.value("math", false);
       m.ptx_excludes = e.value("ptx_exclude", std::vector<std::string>{});
+      m.work = e.value("work", m.is_math ? std::string("math") : std::string("per_cta"));
+      if (m.work != "math" && m.work != "load_bytes" && m.work != "smem_bytes" && m.work != "per_step" &&
+          m.work != "per_cta")
+        throw std::logic_error(where + ": unknown \"work\" '" + m.work + "'");
+      m.work_opcodes = e.value("work_sass", m.sass_opcodes);
+      m.min_bytes_per_exec = e.value("min_bytes_per_exec", 0.0);
       out[arch].push_back(std::move(m));
     }
   }

@@ -38,7 +38,10 @@ std::string correctness_headline(const correctness_report& r) {
     if (c.passed) continue;
     char buf[256];
     std::snprintf(buf, sizeof buf, "%s wrong at %s (%s): %lld of %lld elements bad (%s), max abs error %.3g, rel L2 %.3g",
-                  c.tensor.c_str(), c.size.c_str(), c.hidden_seed ? "hidden seed" : ("seed " + std::to_string(c.seed)).c_str(),
+                  c.tensor.c_str(), c.size.c_str(),
+                  c.timed_run     ? "in a timed run"
+                  : c.hidden_seed ? "hidden seed"
+                                  : ("seed " + std::to_string(c.seed)).c_str(),
                   (long long)(c.mismatch_fraction * double(c.elements) + 0.5), (long long)c.elements,
                   pct(c.mismatch_fraction).c_str(), c.max_abs_error, c.rel_l2_error);
     std::string h = buf;
@@ -49,8 +52,31 @@ std::string correctness_headline(const correctness_report& r) {
   return r.note;
 }
 
+bool check_outputs(worker_state& w, reference_cache& refs, const task& t, const size_run& run,
+                   const reference_set& ref, uint64_t seed, bool hidden, correctness_report& report) {
+  bool all_passed = true;
+  for (const auto& ts : t.tensors) {
+    if (ts.role != tensor_role::output) continue;
+    output_check c = compare_with_reference(w, t, ts.name, run, ref.outputs.at(ts.name).as<float>());
+    c.seed = hidden ? 0 : seed;
+    c.hidden_seed = hidden;
+    all_passed &= c.passed;
+    report.outputs.push_back(std::move(c));
+  }
+  if (!refs.intact(ref)) {
+    // The candidate wrote outside its buffers into the evaluator's own data:
+    // its comparison cannot be trusted, and no cached reference can either.
+    refs.clear();
+    report.guards_intact = false;
+    std::string n = "the kernel wrote outside its buffers, into the evaluator's reference data, at " + run.size_name;
+    report.note += (report.note.empty() ? "" : "; ") + n;
+    all_passed = false;
+  }
+  return all_passed;
+}
+
 correctness_outcome run_correctness(worker_state& w, reference_cache& refs, CUmodule module,
-                                    const protocol::worker_job& job) {
+                                    const std::vector<global_section>& globals, const protocol::worker_job& job) {
   correctness_outcome out;
   const task& t = job.t;
   std::vector<std::pair<uint64_t, bool>> seeds;
@@ -75,11 +101,13 @@ correctness_outcome run_correctness(worker_state& w, reference_cache& refs, CUmo
     bool previous_passed = false;
     for (const auto& [seed, hidden] : seeds) {
       w.report("inputs and references for seed at size " + run->size_name, 120000);
-      const reference_set& ref = refs.prepare(t, run->size, seed, run->addresses);
-      prepare_buffers(w, t, job.m, *run);
+      std::shared_ptr<const reference_set> ref = refs.prepare(t, run->size, seed, run->addresses, !hidden);
+      prepare_buffers(w, t, job.m, *run, globals);
+      make_l2_cold(w, *run);
       auto before = input_checksums(w, t, *run);
       std::string context = hidden ? "hidden seed" : "seed " + std::to_string(seed);
       if (auto rt = run_launches(w, *run, job.time_limit_ms, context)) {
+        if (!rt->context_lost) refs.clear();
         out.runtime = rt;
         out.runtime_stage = {stage_status::failed, rt->error, 0.0};
         out.correctness_stage = {stage_status::not_run, "not reached: runtime failed", 0.0};
@@ -91,7 +119,10 @@ correctness_outcome run_correctness(worker_state& w, reference_cache& refs, CUmo
         if (damaged > 0 && out.report.guards_intact)
           add_note("out-of-bounds write: " + std::to_string(damaged) + " bytes changed in the 64 KiB guard regions around " +
                    name + " at " + run->size_name);
-        if (damaged > 0) out.report.guards_intact = false;
+        if (damaged > 0) {
+          out.report.guards_intact = false;
+          refs.clear();  // a write outside the buffers may have reached cached references too
+        }
       }
       auto after = input_checksums(w, t, *run);
       size_t k = 0;
@@ -103,15 +134,7 @@ correctness_outcome run_correctness(worker_state& w, reference_cache& refs, CUmo
         }
         ++k;
       }
-      bool all_passed = true;
-      for (const auto& ts : t.tensors) {
-        if (ts.role != tensor_role::output) continue;
-        output_check c = compare_with_reference(w, t, ts.name, *run, ref.outputs.at(ts.name).as<float>());
-        c.seed = hidden ? 0 : seed;
-        c.hidden_seed = hidden;
-        all_passed &= c.passed;
-        out.report.outputs.push_back(std::move(c));
-      }
+      bool all_passed = check_outputs(w, refs, t, *run, *ref, seed, hidden, out.report);
       // A right answer followed by the same bits for fresh inputs: the kernel
       // returned a result kept from the earlier call.
       uint64_t hash = output_checksum(w, t, *run);
@@ -123,7 +146,6 @@ correctness_outcome run_correctness(worker_state& w, reference_cache& refs, CUmo
       }
       previous_hash = hash;
       previous_passed = all_passed;
-      if (si + 1 == sizes.size()) out.timed_refs = &ref;
     }
     if (si + 1 == sizes.size()) out.timed = std::move(run);
   }

@@ -21,13 +21,20 @@ struct correctness_outcome {
   stage_outcome correctness_stage;
   std::optional<runtime_report> runtime;
   correctness_report report;
-  // The timed size's buffers, holding the hidden seed's inputs and outputs, and its references.
-  std::unique_ptr<size_run> timed;
-  const reference_set* timed_refs = nullptr;
+  std::unique_ptr<size_run> timed;  // the timed size's buffers and launches, reused for timing
 };
 
+// Every run starts from prepare_buffers and make_l2_cold, exactly as a timed
+// sample does, so a kernel cannot tell checked runs from timed ones. A run
+// that damaged the guards, failed or left a reference damaged drops the
+// reference cache.
 correctness_outcome run_correctness(worker_state& w, reference_cache& refs, CUmodule module,
-                                    const protocol::worker_job& job);
+                                    const std::vector<global_section>& globals, const protocol::worker_job& job);
+
+// Checks the outputs of `run` against `ref` (and that `ref` itself is intact);
+// appends the checks to `report`, returns whether all passed.
+bool check_outputs(worker_state& w, reference_cache& refs, const task& t, const size_run& run,
+                   const reference_set& ref, uint64_t seed, bool hidden, correctness_report& report);
 
 // One line for the model about the first failing check of a report.
 std::string correctness_headline(const correctness_report& r);

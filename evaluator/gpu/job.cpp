@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <chrono>
 
+#include "evaluator/api/expression.hpp"
 #include "evaluator/gpu/candidate_run.hpp"
 #include "evaluator/gpu/correctness.hpp"
-#include "evaluator/api/expression.hpp"
 #include "evaluator/gpu/cuda_check.hpp"
 #include "evaluator/gpu/kernels.hpp"
+#include "evaluator/gpu/module_globals.hpp"
 #include "evaluator/gpu/timing.hpp"
 #ifdef PTXBENCH_HAVE_PROFILE
 #include "evaluator/profile/sass_counter.hpp"
@@ -16,110 +17,129 @@
 namespace ptxbench::gpu {
 namespace {
 
-const size_point& smallest_size(const task& t) {
-  const size_point* best = &t.sizes.front();
-  auto volume = [&](const size_point& s) {
-    int64_t n = 0;
-    for (const auto& ts : t.tensors) n += tensor_elements(ts, s);
-    return n;
-  };
-  for (const auto& s : t.sizes)
-    if (volume(s) < volume(*best)) best = &s;
-  return *best;
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// A loaded module with its .global sections located (see module_globals.hpp).
+struct loaded_module {
+  CUmodule module = nullptr;
+  std::vector<global_section> globals;
+  std::string globals_problem;  // non-empty: some section cannot be reset between runs
+  ~loaded_module() {
+    if (module) cuModuleUnload(module);
+  }
+};
+
+// Loads the cubin; returns "" or the reason it cannot run (then the module, if
+// any, is unloaded by the destructor). `sticky` tells a lost context.
+std::string load(const std::vector<char>& cubin, loaded_module& out, bool& sticky) {
+  sticky = false;
+  CUresult e = cuModuleLoadData(&out.module, cubin.data());
+  if (e != CUDA_SUCCESS) {
+    out.module = nullptr;
+    sticky = is_sticky(e);
+    return "the cubin could not be loaded: " + describe(e);
+  }
+  // A section that cannot be located is run without resets rather than
+  // refused: every run's output is still verified; the report says so.
+  out.globals_problem = find_global_sections(cubin, out.module, out.globals);
+  return "";
 }
 
 #ifdef PTXBENCH_HAVE_PROFILE
-// One instrumented run in context `ctx` (made current by the caller) on
-// `stream`: buffers of its own with seeded inputs (values do not matter for
-// the counts), then, with SASS counters on, a fresh load of the cubin and
-// the launches in order. Returns "" or why nothing was counted.
-std::string counted_run(worker_state& w, CUcontext ctx, CUstream stream, const protocol::worker_job& job,
-                        const size_point& s, sass_count_result& counted) {
+// One instrumented run at the job's counting size: inputs of the counting
+// seed, then launches 0..target-1 from a module loaded outside the pass
+// (never instrumented), launch `target` from a fresh load inside it, the later
+// launches uninstrumented again, and the outputs compared with the reference.
+// Returns "" or why nothing was counted; `output_error` says when the counted
+// run computed a wrong result (a kernel that behaves differently when counted).
+std::string counted_run(worker_state& w, reference_cache& refs, const protocol::worker_job& job,
+                        sass_count_result& counted, std::string& output_error) {
   const task& t = job.t;
-  std::map<std::string, std::unique_ptr<guarded_buffer>> buffers;
-  std::map<std::string, CUdeviceptr> addresses;
-  for (size_t i = 0; i < t.tensors.size(); ++i) {
-    const tensor_spec& ts = t.tensors[i];
-    int64_t n = tensor_elements(ts, s);
-    buffers[ts.name] = std::make_unique<guarded_buffer>(size_t(n) * size_t(dtype_bytes(ts.type)));
-    if (ts.role == tensor_role::input) fill_uniform(buffers[ts.name]->ptr(), to_elem(ts.type), n, 7, i + 1, stream);
-    else PTXB_CU(cuMemsetD8Async(buffers[ts.name]->ptr(), 0xFF, buffers[ts.name]->bytes(), stream));
-  }
-  for (const auto& sc : job.m.scratch) {
-    int64_t bytes = std::max<int64_t>(0, eval_int(sc.bytes, s.values));
-    buffers[sc.name] = std::make_unique<guarded_buffer>(size_t(bytes));
-    PTXB_CU(cuMemsetD8Async(buffers[sc.name]->ptr(), sc.init == "poison" ? 0xFF : 0, size_t(bytes), stream));
-  }
-  for (const auto& [name, b] : buffers) addresses[name] = b->ptr();
-  PTXB_CU(cuStreamSynchronize(stream));
-  std::string inner;
-  const size_t target = size_t(std::max(0, job.count_launch));
-  // The launches before the counted one run first, from a module loaded
-  // outside the pass (never instrumented), so the counted launch finds the
-  // state it depends on (e.g. a preprocessing kernel's scratch output).
-  CUmodule before = nullptr;
-  if (target > 0) {
-    CUresult e = cuModuleLoadData(&before, job.cubin.data());
-    if (e != CUDA_SUCCESS) return "module load before the instrumented launch: " + describe(e);
-    launch_plan plan = prepare_launches(before, job.m, t, s, addresses, w.limits);
-    if (!plan.refusal.empty()) inner = plan.refusal;
-    for (size_t i = 0; inner.empty() && i < target && i < plan.launches.size(); ++i) {
-      e = enqueue(plan.launches[i], stream);
-      if (e == CUDA_SUCCESS) e = cuStreamSynchronize(stream);
-      if (e != CUDA_SUCCESS) inner = "launch " + std::to_string(i) + ": " + describe(e);
+  const size_point& s = t.sizes.at(size_t(job.count_size));
+  loaded_module before;
+  bool sticky = false;
+  if (std::string why = load(job.cubin, before, sticky); !why.empty()) return "module load before the pass: " + why;
+  auto run = make_size_run(w, before.module, t, job.m, s);
+  if (!run->plan.refusal.empty()) return "launch refused: " + run->plan.refusal;
+  std::shared_ptr<const reference_set> ref = refs.prepare(t, s, job.count_seed, run->addresses, false);
+  prepare_buffers(w, t, job.m, *run, before.globals);
+  PTXB_CU(cuStreamSynchronize(w.stream));
+  const size_t target = size_t(job.count_launch);
+  auto run_uninstrumented = [&](size_t from, size_t to) -> std::string {
+    for (size_t i = from; i < to && i < run->plan.launches.size(); ++i) {
+      CUresult e = enqueue(run->plan.launches[i], w.stream);
+      if (e == CUDA_SUCCESS) e = cuStreamSynchronize(w.stream);
+      if (e != CUDA_SUCCESS) return "launch " + std::to_string(i) + ": " + describe(e);
     }
-    if (!inner.empty()) {
-      cuModuleUnload(before);
-      return "instrumented run failed: " + inner;
-    }
-  }
+    return "";
+  };
+  if (std::string e = run_uninstrumented(0, target); !e.empty()) return "instrumented run failed: " + e;
   // The module stays loaded until the counts are flushed: unloading it inside
   // the pass would drop its patched-instruction records.
   CUmodule module = nullptr;
-  counted = count_executed_sass(ctx, [&] {
+  std::string inner;
+  counted = count_executed_sass(w.context, [&] {
     CUresult e = cuModuleLoadData(&module, job.cubin.data());
     if (e != CUDA_SUCCESS) {
       inner = "module load under instrumentation: " + describe(e);
       return;
     }
-    launch_plan plan = prepare_launches(module, job.m, t, s, addresses, w.limits);
+    launch_plan plan = prepare_launches(module, job.m, t, s, run->addresses, w.limits);
     if (!plan.refusal.empty()) inner = plan.refusal;
     if (inner.empty() && target >= plan.launches.size()) inner = "no launch " + std::to_string(target);
     if (inner.empty()) {
-      e = enqueue(plan.launches[target], stream);
-      if (e == CUDA_SUCCESS) e = cuStreamSynchronize(stream);
+      e = enqueue(plan.launches[target], w.stream);
+      if (e == CUDA_SUCCESS) e = cuStreamSynchronize(w.stream);
       if (e != CUDA_SUCCESS) inner = "launch " + std::to_string(target) + ": " + describe(e);
     }
   });
   if (module) cuModuleUnload(module);
-  if (before) cuModuleUnload(before);
   if (!counted.ok) return "CUPTI SASS counting failed: " + counted.error;
   if (!inner.empty()) return "instrumented run failed: " + inner;
+  if (std::string e = run_uninstrumented(target + 1, run->plan.launches.size()); !e.empty())
+    return "run after the instrumented launch failed: " + e;
+  correctness_report report;
+  if (!check_outputs(w, refs, t, *run, *ref, job.count_seed, true, report)) {
+    for (const auto& c : report.outputs)
+      if (!c.passed) {
+        output_error = c.tensor + " was wrong in the run whose instructions were counted, at " + c.size +
+                       " (max abs error " + std::to_string(c.max_abs_error) + ")";
+        break;
+      }
+    if (output_error.empty()) output_error = "the run whose instructions were counted was wrong: " + report.note;
+  }
   return "";
 }
 #endif
 
-// The instrumented pass at the smallest size, after timing and after the
-// job's own module is unloaded, on a fresh load of the cubin.
-protocol::dynamic_counts count_pass(worker_state& w, const protocol::worker_job& job) {
+// The counting job: one pass, one (size, launch).
+protocol::dynamic_counts count_pass(worker_state& w, reference_cache& refs, const protocol::worker_job& job) {
   protocol::dynamic_counts d;
-#ifdef PTXBENCH_HAVE_PROFILE
-  const task& t = job.t;
-  const size_point& s = smallest_size(t);
+  d.size_index = job.count_size;
+  d.launch = job.count_launch;
+  const size_point& s = job.t.sizes.at(size_t(job.count_size));
   d.size = size_text(s);
-  d.task_flops = task_flops(t, s);
-  w.report("counting executed instructions at " + d.size, std::max(60000.0, 20 * job.time_limit_ms), 0, d.size);
+  d.task_flops = task_flops(job.t, s);
+#ifdef PTXBENCH_HAVE_PROFILE
+  w.report("counting executed instructions of launch " + std::to_string(job.count_launch) + " at " + d.size,
+           std::max(60000.0, 20 * job.time_limit_ms), job.count_launch, d.size);
   sass_count_result counted;
-  d.error = counted_run(w, w.context, w.stream, job, s, counted);
+  d.error = counted_run(w, refs, job, counted, d.output_error);
   d.ran = d.error.empty();
   if (d.ran)
     for (const auto& c : counted.counts) d.counts.push_back({c.function, c.pc_offset, c.executed});
 #else
   (void)w;
-  (void)job;
+  (void)refs;
   d.error = "executed-instruction counting is not built into this worker (no CUPTI profile library)";
 #endif
   return d;
+}
+
+void not_reached(evaluation_result& r, stage s, const std::string& why) {
+  r.stages[s] = {stage_status::not_run, why, 0.0};
 }
 
 }  // namespace
@@ -128,76 +148,68 @@ protocol::worker_result run_job(worker_state& w, reference_cache& refs, const pr
   protocol::worker_result res;
   res.id = job.id;
   evaluation_result& r = res.partial;
-  auto not_reached = [&](stage s, const std::string& why) { r.stages[s] = {stage_status::not_run, why, 0.0}; };
-  if (job.count_only) {  // a follow-up counting pass for one later launch
+  if (job.count_only) {
     auto t0 = std::chrono::steady_clock::now();
-    res.dynamic = count_pass(w, job);
+    res.dynamic = count_pass(w, refs, job);
     res.recycle = true;
-    res.dynamic.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    res.dynamic.time_ms = ms_since(t0);
     return res;
   }
 
   w.report("loading the cubin", 60000);
-  CUmodule module = nullptr;
-  CUresult e = cuModuleLoadData(&module, job.cubin.data());
-  if (e != CUDA_SUCCESS) {
-    r.runtime = runtime_report{"the cubin could not be loaded: " + describe(e), -1, "", is_sticky(e)};
-    r.stages[stage::runtime] = {stage_status::failed, r.runtime->error, 0.0};
-    not_reached(stage::correctness, "not reached: runtime failed");
-    not_reached(stage::performance, "not reached: runtime failed");
-    res.context_lost = is_sticky(e);
+  loaded_module mod;
+  bool sticky = false;
+  if (std::string why = load(job.cubin, mod, sticky); !why.empty()) {
+    r.runtime = runtime_report{why, -1, "", sticky};
+    r.stages[stage::runtime] = {stage_status::failed, why, 0.0};
+    not_reached(r, stage::correctness, "not reached: runtime failed");
+    not_reached(r, stage::performance, "not reached: runtime failed");
+    res.context_lost = sticky;
     return res;
   }
-  correctness_outcome c = run_correctness(w, refs, module, job);
+  correctness_outcome c = run_correctness(w, refs, mod.module, mod.globals, job);
   r.stages[stage::runtime] = c.runtime_stage;
   r.stages[stage::correctness] = c.correctness_stage;
   r.runtime = c.runtime;
   r.correctness = c.report;
+  if (!mod.globals_problem.empty())
+    r.correctness.note += (r.correctness.note.empty() ? "" : "; ") + mod.globals_problem;
   if (c.runtime && c.runtime->context_lost) {
     res.context_lost = true;
-    res.dynamic.error = "not reached: runtime failed";
-    not_reached(stage::performance, "not reached: runtime failed");
-    return res;  // the context is gone: no cleanup possible
-  }
-  if (c.runtime_stage.status != stage_status::passed || c.correctness_stage.status != stage_status::passed) {
-    std::string why = std::string("not reached: ") +
-                      (c.runtime_stage.status != stage_status::passed ? "runtime" : "correctness") + " failed";
-    res.dynamic.error = why;
-    not_reached(stage::performance, why);
-    c.timed.reset();
-    cuModuleUnload(module);
+    not_reached(r, stage::performance, "not reached: runtime failed");
+    mod.module = nullptr;  // the context is gone: no cleanup possible
     return res;
   }
-
-  if (!job.run_timing) {
-    not_reached(stage::performance, "timing not requested");
-  } else {
-    timing_outcome tm = run_timing(w, job, *c.timed, *c.timed_refs);
-    if (tm.runtime) {
-      r.runtime = tm.runtime;
-      r.stages[stage::runtime] = {stage_status::failed, tm.runtime->error, 0.0};
-      not_reached(stage::performance, "not reached: runtime failed");
-      res.context_lost = tm.runtime->context_lost;
-      if (res.context_lost) return res;
-    } else {
-      r.performance = tm.report;
-      r.stages[stage::performance] = tm.stage;
-      if (!tm.recheck_failure.empty()) {
-        r.stages[stage::correctness] = {stage_status::failed, tm.recheck_failure, r.stages[stage::correctness].time_ms};
-        r.correctness.stable_across_calls = false;
-        r.correctness.note += (r.correctness.note.empty() ? "" : "; ") + tm.recheck_failure;
-      }
-    }
+  if (c.runtime_stage.status != stage_status::passed || c.correctness_stage.status != stage_status::passed) {
+    not_reached(r, stage::performance,
+                std::string("not reached: ") +
+                    (c.runtime_stage.status != stage_status::passed ? "runtime" : "correctness") + " failed");
+    return res;
   }
-  c.timed.reset();
-  cuModuleUnload(module);
-  if (job.run_dynamic) {
-    auto t0 = std::chrono::steady_clock::now();
-    res.dynamic = count_pass(w, job);
-    res.recycle = true;
-    res.dynamic.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!job.run_timing) {
+    not_reached(r, stage::performance, "timing not requested");
+    return res;
+  }
+  timing_outcome tm = run_timing(w, refs, job, *c.timed, mod.globals);
+  if (tm.runtime) {
+    r.runtime = tm.runtime;
+    r.stages[stage::runtime] = {stage_status::failed, tm.runtime->error, 0.0};
+    not_reached(r, stage::performance, "not reached: runtime failed");
+    res.context_lost = tm.runtime->context_lost;
+    if (res.context_lost) mod.module = nullptr;
+    return res;
+  }
+  r.performance = tm.report;
+  r.correctness.timed_samples_checked = tm.samples_checked;
+  r.correctness.timed_samples_wrong = tm.samples_wrong;
+  for (auto& oc : tm.timed_checks) r.correctness.outputs.push_back(oc);
+  if (!tm.correctness_failure.empty()) {
+    r.stages[stage::correctness] = {stage_status::failed, tm.correctness_failure, r.stages[stage::correctness].time_ms};
+    r.correctness.stable_across_calls = false;
+    r.correctness.note += (r.correctness.note.empty() ? "" : "; ") + tm.correctness_failure;
+    not_reached(r, stage::performance, "not reached: the timed runs were wrong");
   } else {
-    res.dynamic.error = "not requested: a target instruction is missing from the PTX or the SASS";
+    r.stages[stage::performance] = tm.stage;
   }
   return res;
 }

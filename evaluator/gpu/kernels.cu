@@ -58,6 +58,36 @@ __global__ void fill_uniform_kernel(void* p, elem t, int64_t n, uint64_t seed, u
   }
 }
 
+__global__ void fill_distribution_kernel(void* p, elem t, int64_t n, fill_spec f, uint64_t seed, uint64_t tag) {
+  uint64_t key = mix64(seed ^ mix64(tag));
+  uint64_t row_key = mix64(key ^ 0x726f777363616c65ULL);
+  float log_min = logf(f.row_scale_min), log_span = logf(f.row_scale_max) - log_min;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    uint64_t h = mix64(key ^ uint64_t(i));
+    float v;
+    if (f.normal) {  // Box-Muller on two 24-bit uniforms in (0, 1)
+      float u1 = (float(h >> 40) + 0.5f) * (1.0f / 16777216.0f);
+      float u2 = (float((h >> 16) & 0xFFFFFFu) + 0.5f) * (1.0f / 16777216.0f);
+      v = sqrtf(-2.f * logf(u1)) * cospif(2.f * u2);
+    } else {
+      v = 2.f * (float(h >> 40) * (1.0f / 16777216.0f)) - 1.f;
+    }
+    v *= f.scale;
+    int64_t row = i / f.row_len;
+    uint64_t rh = mix64(row_key ^ uint64_t(row));
+    if (log_span > 0.f) v *= expf(log_min + log_span * (float(rh >> 40) * (1.0f / 16777216.0f)));
+    if (f.spike_every > 0 && (rh & 0xFFFFFFu) % uint64_t(f.spike_every) == 0) v *= f.spike_scale;
+    store_from_float(p, t, i, v);
+  }
+}
+
+__global__ void demote_l2_kernel(uint64_t first_line, int64_t lines) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < lines; i += int64_t(gridDim.x) * blockDim.x) {
+    uint64_t a = first_line + uint64_t(i) * 128;
+    asm volatile("applypriority.global.L2::evict_normal [%0], 128;" ::"l"(a) : "memory");
+  }
+}
+
 __global__ void upcast_kernel(const void* src, elem t, int64_t n, float* dst) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     dst[i] = load_as_float(src, t, i);
@@ -102,11 +132,12 @@ __global__ void compare_kernel(const void* out, elem t, const float* ref, int64_
                                float rtol, compare_totals* tot, unsigned* row_bad, unsigned* col_bad,
                                unsigned* tile_bad, int64_t tile_cols) {
   unsigned long long bad = 0, nonfinite = 0, untouched = 0;
-  float max_abs = 0.f, max_rel = 0.f;
+  float max_abs = 0.f, max_rel = 0.f, max_ref = 0.f;
   double sse = 0.0, ssr = 0.0;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     float r = ref[i];
     ssr += double(r) * r;
+    max_ref = fmaxf(max_ref, fabsf(r));
     bool is_bad = false;
     if (is_poison(out, t, i)) {
       ++untouched;
@@ -126,10 +157,12 @@ __global__ void compare_kernel(const void* out, elem t, const float* ref, int64_
     }
     if (is_bad) {
       ++bad;
-      int64_t row = i / cols, col = i % cols;
-      atomicAdd(&row_bad[row], 1u);
-      atomicAdd(&col_bad[col], 1u);
-      atomicAdd(&tile_bad[(row / 128) * tile_cols + col / 128], 1u);
+      if (row_bad) {
+        int64_t row = i / cols, col = i % cols;
+        atomicAdd(&row_bad[row], 1u);
+        atomicAdd(&col_bad[col], 1u);
+        atomicAdd(&tile_bad[(row / 128) * tile_cols + col / 128], 1u);
+      }
       atomicMin(&tot->first_bad, (unsigned long long)i);
     }
   }
@@ -139,6 +172,7 @@ __global__ void compare_kernel(const void* out, elem t, const float* ref, int64_
     untouched += __shfl_xor_sync(0xffffffffu, untouched, o);
     max_abs = fmaxf(max_abs, __shfl_xor_sync(0xffffffffu, max_abs, o));
     max_rel = fmaxf(max_rel, __shfl_xor_sync(0xffffffffu, max_rel, o));
+    max_ref = fmaxf(max_ref, __shfl_xor_sync(0xffffffffu, max_ref, o));
     sse += __shfl_xor_sync(0xffffffffu, sse, o);
     ssr += __shfl_xor_sync(0xffffffffu, ssr, o);
   }
@@ -148,6 +182,7 @@ __global__ void compare_kernel(const void* out, elem t, const float* ref, int64_
     if (untouched) atomicAdd(&tot->untouched, untouched);
     atomicMax(&tot->max_abs_bits, __float_as_uint(max_abs));
     atomicMax(&tot->max_rel_bits, __float_as_uint(max_rel));
+    atomicMax(&tot->max_ref_bits, __float_as_uint(max_ref));
     atomicAdd(&tot->sum_sq_err, sse);
     atomicAdd(&tot->sum_sq_ref, ssr);
   }
@@ -220,6 +255,20 @@ int elem_bytes(elem t) {
 
 void fill_uniform(CUdeviceptr p, elem t, int64_t n, uint64_t seed, uint64_t tag, CUstream stream) {
   fill_uniform_kernel<<<blocks_for(n), k_threads, 0, stream>>>(reinterpret_cast<void*>(p), t, n, seed, tag);
+}
+
+void fill_distribution(CUdeviceptr p, elem t, int64_t n, const fill_spec& spec, uint64_t seed, uint64_t tag,
+                       CUstream stream) {
+  fill_spec f = spec;
+  if (f.row_len < 1) f.row_len = 1;
+  fill_distribution_kernel<<<blocks_for(n), k_threads, 0, stream>>>(reinterpret_cast<void*>(p), t, n, f, seed, tag);
+}
+
+void demote_l2_lines(CUdeviceptr p, int64_t bytes, CUstream stream) {
+  if (bytes <= 0) return;
+  uint64_t first = uint64_t(p) & ~uint64_t(127);
+  int64_t lines = int64_t((uint64_t(p) + uint64_t(bytes) - first + 127) / 128);
+  demote_l2_kernel<<<blocks_for(lines), k_threads, 0, stream>>>(first, lines);
 }
 
 void upcast_to_f32(CUdeviceptr src, elem t, int64_t n, float* dst, CUstream stream) {

@@ -14,12 +14,18 @@
 #include "evaluator/gpu/references.hpp"
 #include "evaluator/gpu/worker_state.hpp"
 #include "evaluator/pool/protocol.hpp"
+#ifdef PTXBENCH_HAVE_PROFILE
+#include "evaluator/profile/sass_counter.hpp"
+#endif
 
 using namespace ptxbench;
 
 int main(int argc, char** argv) {
   int device = 0;
   double known_peak = 0, known_copy = 0;
+  bool spare = false;
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--spare") == 0) spare = true;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--device") == 0) device = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--peak-tflops") == 0) known_peak = std::atof(argv[i + 1]);
@@ -44,11 +50,27 @@ int main(int argc, char** argv) {
     send({{"type", "fatal"}, {"error", std::string("GPU worker start failed: ") + e.what()}});
     return 2;
   }
+#ifdef PTXBENCH_HAVE_PROFILE
+  // A spare for counting passes sets its profiler up before it is needed; a
+  // failure here shows again (with its reason) in the pass itself.
+  if (spare) prepare_sass_counting(w.context);
+#else
+  (void)spare;
+#endif
   send(protocol::to_json(w.hello));
 
   gpu::reference_cache refs(w);
   protocol::line_reader in(0);
   std::string line;
+  w.await_go = [&] {
+    send({{"type", "ready_to_time"}});
+    std::string answer;
+    while (in.read_line(answer, -1) == protocol::line_reader::status::line) {
+      auto j = nlohmann::json::parse(answer, nullptr, false);
+      if (!j.is_discarded() && j.value("type", "") == "go") return;
+    }
+    std::_Exit(0);  // the supervisor has gone
+  };
   while (in.read_line(line, -1) == protocol::line_reader::status::line) {
     protocol::worker_result res;
     try {
@@ -57,12 +79,15 @@ int main(int argc, char** argv) {
       protocol::worker_job job = protocol::job_from_json(j);
       res = gpu::run_job(w, refs, job);
     } catch (const gpu::cuda_error& e) {
-      res.partial.runtime = runtime_report{std::string("worker error: ") + e.what(), -1, "", e.sticky};
-      res.partial.stages[stage::runtime] = {stage_status::failed, res.partial.runtime->error, 0.0};
+      // A CUDA call of the harness itself failed (not a launch of the
+      // candidate, whose failures are values): the evaluator's error. It may
+      // follow the candidate's damage to the context, so the supervisor retries
+      // once on a fresh worker before it says so.
+      res.partial.stages[stage::runtime] = {stage_status::error, std::string("worker error: ") + e.what(), 0.0};
       res.context_lost = e.sticky;
-      res.dynamic.error = "not reached: runtime failed";
+      res.dynamic.error = "not reached: worker error";
     } catch (const std::exception& e) {
-      res.partial.stages[stage::runtime] = {stage_status::not_run, std::string("worker error: ") + e.what(), 0.0};
+      res.partial.stages[stage::runtime] = {stage_status::error, std::string("worker error: ") + e.what(), 0.0};
       res.dynamic.error = "not reached: worker error";
     }
     send(protocol::to_json(res));

@@ -5,6 +5,7 @@
 #include "evaluator/gpu/cuda_check.hpp"
 #include "evaluator/gpu/kernels.hpp"
 #include "evaluator/gpu/launcher.hpp"
+#include "evaluator/api/expression.hpp"
 
 namespace ptxbench::gpu {
 namespace {
@@ -84,33 +85,70 @@ elem to_elem(dtype t) {
   return elem::fp32;
 }
 
-const reference_set& reference_cache::prepare(const task& t, const size_point& s, uint64_t seed,
-                                              const std::map<std::string, CUdeviceptr>& tensors) {
+void fill_inputs(worker_state& w, const task& t, const size_point& s, uint64_t seed,
+                 const std::map<std::string, CUdeviceptr>& tensors) {
   bool bwd = t.reference == "attention_bwd";
   for (size_t i = 0; i < t.tensors.size(); ++i) {
     const tensor_spec& ts = t.tensors[i];
     if (ts.role != tensor_role::input) continue;
     if (bwd && (ts.name == "O" || ts.name == "LSE")) continue;
-    fill_uniform(tensors.at(ts.name), to_elem(ts.type), tensor_elements(ts, s), seed, i + 1, m_w.stream);
+    fill_spec f;
+    f.normal = ts.init.kind == input_distribution::shape::normal;
+    f.scale = float(ts.init.scale);
+    f.row_scale_min = float(ts.init.row_scale_min);
+    f.row_scale_max = float(ts.init.row_scale_max);
+    f.spike_every = ts.init.spike_every;
+    f.spike_scale = float(ts.init.spike_scale);
+    f.row_len = ts.shape.empty() ? 1 : eval_int(ts.shape.back(), s.values);
+    fill_distribution(tensors.at(ts.name), to_elem(ts.type), tensor_elements(ts, s), f, seed, i + 1, w.stream);
   }
+}
+
+std::shared_ptr<const reference_set> reference_cache::prepare(const task& t, const size_point& s, uint64_t seed,
+                                                              const std::map<std::string, CUdeviceptr>& tensors,
+                                                              bool keep) {
+  fill_inputs(m_w, t, s, seed, tensors);
   std::string key = t.id + "|" + size_text(s) + "|" + std::to_string(seed) + (t.causal ? "|causal" : "");
-  auto it = m_cache.find(key);
-  if (it == m_cache.end()) {
-    if (m_bytes > k_cache_limit_bytes) {
-      m_cache.clear();
-      m_bytes = 0;
-    }
-    auto set = std::make_unique<reference_set>();
-    compute(t, s, tensors, *set);
-    for (const auto& [n, m] : set->outputs) m_bytes += m.bytes();
-    for (const auto& [n, m] : set->derived_inputs) m_bytes += m.bytes();
-    it = m_cache.emplace(key, std::move(set)).first;
-  } else {
-    for (const auto& [name, mem] : it->second->derived_inputs)
+  std::shared_ptr<reference_set> set;
+  if (auto it = m_cache.find(key); it != m_cache.end()) {
+    if (intact(*it->second)) set = it->second;
+    else m_cache.erase(it);  // damaged: computed again below
+  }
+  if (set) {
+    for (const auto& [name, mem] : set->derived_inputs)
       PTXB_CU(cuMemcpyDtoDAsync(tensors.at(name), mem.ptr(), mem.bytes(), m_w.stream));
+  } else {
+    set = std::make_shared<reference_set>();
+    compute(t, s, tensors, *set);
+    for (const auto* group : {&set->outputs, &set->derived_inputs})
+      for (const auto& [name, mem] : *group)
+        set->checksums[name] = checksum(mem.ptr(), int64_t(mem.bytes()), m_w.scratch8.as<unsigned long long>(),
+                                        m_w.stream);
+    if (keep) {
+      if (m_bytes > k_cache_limit_bytes) clear();
+      for (const auto& [n, m] : set->outputs) m_bytes += m.bytes();
+      for (const auto& [n, m] : set->derived_inputs) m_bytes += m.bytes();
+      m_cache.emplace(key, set);
+    }
   }
   PTXB_CU(cuStreamSynchronize(m_w.stream));
-  return *it->second;
+  return set;
+}
+
+bool reference_cache::intact(const reference_set& set) {
+  for (const auto* group : {&set.outputs, &set.derived_inputs})
+    for (const auto& [name, mem] : *group) {
+      auto it = set.checksums.find(name);
+      if (it == set.checksums.end()) return false;
+      if (checksum(mem.ptr(), int64_t(mem.bytes()), m_w.scratch8.as<unsigned long long>(), m_w.stream) != it->second)
+        return false;
+    }
+  return true;
+}
+
+void reference_cache::clear() {
+  m_cache.clear();
+  m_bytes = 0;
 }
 
 void reference_cache::compute(const task& t, const size_point& sz, const std::map<std::string, CUdeviceptr>& tensors,

@@ -1,10 +1,17 @@
 #pragma once
 // Inputs and fp32 references of one task at one size and seed. Inputs are
-// seeded uniform values in [-1, 1] (never zeros); attention backward's O and
+// seeded draws from each tensor's distribution in the task (uniform in
+// [-1, 1] unless it says otherwise; never zeros); attention backward's O and
 // LSE inputs are the fp32 forward pass of its Q, K, V (O rounded to bf16).
 // References are computed in fp32 on pristine inputs, before the candidate
 // runs: GEMM and attention products through cuBLAS SGEMM in pedantic fp32
-// (no TF32), softmax in fp32. They are cached per (task, size, seed).
+// (no TF32), softmax in fp32. The public seeds' are cached per (task, size,
+// seed); the hidden and timing seeds change with every evaluation and are not.
+//
+// A candidate that writes outside its buffers could reach a reference and
+// make its own wrong output look right: every reference carries a checksum
+// taken when it was computed, verified before a cached one is reused and
+// after every comparison (`intact`).
 #include <cuda.h>
 
 #include <map>
@@ -21,23 +28,35 @@ namespace ptxbench::gpu {
 struct reference_set {
   std::map<std::string, device_memory> outputs;        // fp32, by output tensor name
   std::map<std::string, device_memory> derived_inputs;  // inputs that are not random (attention bwd O, LSE)
+  std::map<std::string, uint64_t> checksums;            // of every buffer above, when computed
 };
 
 class reference_cache {
  public:
   explicit reference_cache(worker_state& w) : m_w(w) {}
   // Writes the inputs of `seed` into `tensors` (device addresses by name) and
-  // returns the references. Synchronises the worker's stream.
-  const reference_set& prepare(const task& t, const size_point& s, uint64_t seed,
-                               const std::map<std::string, CUdeviceptr>& tensors);
+  // returns the references; `keep` caches them for later evaluations.
+  // Synchronises the worker's stream.
+  std::shared_ptr<const reference_set> prepare(const task& t, const size_point& s, uint64_t seed,
+                                               const std::map<std::string, CUdeviceptr>& tensors, bool keep);
+  // True when every buffer of `set` still matches its checksum. Synchronises.
+  bool intact(const reference_set& set);
+  // Drops every cached reference (after a candidate wrote where it must not,
+  // or lost its context).
+  void clear();
 
  private:
   void compute(const task& t, const size_point& s, const std::map<std::string, CUdeviceptr>& tensors,
                reference_set& out);
   worker_state& m_w;
-  std::map<std::string, std::unique_ptr<reference_set>> m_cache;
+  std::map<std::string, std::shared_ptr<reference_set>> m_cache;
   size_t m_bytes = 0;
 };
+
+// Writes the inputs of `seed` (every input tensor drawn from its
+// distribution, except the derived ones of attention backward).
+void fill_inputs(worker_state& w, const task& t, const size_point& s, uint64_t seed,
+                 const std::map<std::string, CUdeviceptr>& tensors);
 
 elem to_elem(dtype t);
 

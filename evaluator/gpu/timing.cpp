@@ -16,6 +16,8 @@ namespace ptxbench::gpu {
 namespace {
 
 constexpr int k_min_samples = 10;
+// Every sample's comparison totals stay on the device until the loop ends.
+constexpr int k_max_samples = 1000;
 constexpr double k_target_rel_stddev = 0.005;
 // The measured peaks are what a library GEMM and a device copy reach, not the
 // silicon's limits; only a time well below them (25%) is physically suspect.
@@ -61,8 +63,71 @@ sample_stats summarize_samples(std::vector<double> v) {
   return s;
 }
 
-timing_outcome run_timing(worker_state& w, const protocol::worker_job& job, size_run& timed,
-                          const reference_set& refs) {
+namespace {
+
+// The frontier library on the timed inputs, writing outputs of its own.
+struct baseline_setup {
+  std::function<void()> run;   // empty when there is none
+  std::string name;
+  std::string missing;         // why there is none ("" when there is one)
+  bool failed = false;         // the library failed: an evaluator error, not the candidate's
+  std::vector<std::pair<std::string, device_memory>> outputs;
+};
+
+baseline_setup setup_baseline(worker_state& w, const task& t, size_run& timed) {
+  baseline_setup s;
+  s.missing = "no baseline library in this worker build";
+#ifdef PTXBENCH_HAVE_BASELINES
+  try {
+    baseline_buffers bb;
+    for (const auto& ts : t.tensors) {
+      if (ts.role == tensor_role::input) {
+        bb.tensors[ts.name] = timed.addresses.at(ts.name);
+      } else {
+        s.outputs.emplace_back(ts.name, device_memory(timed.buffers.at(ts.name)->bytes()));
+        bb.tensors[ts.name] = s.outputs.back().second.ptr();
+      }
+    }
+    w.report("setting up the baseline at " + timed.size_name, 120000);
+    std::shared_ptr<baseline> b = make_baseline(t, timed.size, bb, w.stream);
+    if (b && b->available()) {
+      s.name = b->name();
+      s.missing.clear();
+      s.run = [b, &w] { b->run(w.stream); };
+    } else {
+      s.missing = b ? b->why_not() : "no baseline for " + t.baseline;
+    }
+  } catch (const cuda_error& e) {
+    if (e.sticky) throw;
+    s.failed = true;
+    s.missing = std::string("baseline failed: ") + e.what();
+  } catch (const std::exception& e) {
+    s.failed = true;
+    s.missing = std::string("baseline failed: ") + e.what();
+  }
+#else
+  (void)w;
+  (void)t;
+  (void)timed;
+#endif
+  return s;
+}
+
+std::string sample_failure(const output_check& c, int index, int count) {
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "%s is wrong in timed run %d of %d at %s (the checked runs were right): %lld of %lld elements bad, "
+                "%lld never written, max abs error %.3g, rel L2 %.3g; the timed runs must compute the same result",
+                c.tensor.c_str(), index + 1, count, c.size.c_str(),
+                (long long)(c.mismatch_fraction * double(c.elements) + 0.5), (long long)c.elements,
+                (long long)c.untouched_count, c.max_abs_error, c.rel_l2_error);
+  return buf;
+}
+
+}  // namespace
+
+timing_outcome run_timing(worker_state& w, reference_cache& refs, const protocol::worker_job& job, size_run& timed,
+                          const std::vector<global_section>& globals) {
   timing_outcome out;
   const task& t = job.t;
   performance_report& p = out.report;
@@ -73,42 +138,18 @@ timing_outcome run_timing(worker_state& w, const protocol::worker_job& job, size
   for (const auto& ts : t.tensors) fp8 |= ts.role == tensor_role::input && ts.type == dtype::fp8_e4m3;
   p.peak_tflops = w.hello.peak_tflops * (fp8 ? 2.0 : 1.0);
 
-  // The baseline reads the candidate's inputs and writes outputs of its own.
-  std::vector<device_memory> baseline_outputs;
-  std::function<void()> baseline_run;
-  std::string baseline_missing = "no baseline library in this worker build";
-#ifdef PTXBENCH_HAVE_BASELINES
-  try {
-    baseline_buffers bb;
-    for (const auto& ts : t.tensors) {
-      if (ts.role == tensor_role::input) {
-        bb.tensors[ts.name] = timed.addresses.at(ts.name);
-      } else {
-        baseline_outputs.emplace_back(timed.buffers.at(ts.name)->bytes());
-        bb.tensors[ts.name] = baseline_outputs.back().ptr();
-      }
-    }
-    w.report("setting up the baseline at " + timed.size_name, 120000);
-    std::shared_ptr<baseline> b = make_baseline(t, timed.size, bb, w.stream);
-    if (b && b->available()) {
-      p.baseline_name = b->name();
-      baseline_run = [b, &w] { b->run(w.stream); };
-    } else {
-      baseline_missing = b ? b->why_not() : "no baseline for " + t.baseline;
-    }
-  } catch (const cuda_error& e) {
-    if (e.sticky) throw;
-    baseline_missing = std::string("baseline failed: ") + e.what();
-  } catch (const std::exception& e) {
-    baseline_missing = std::string("baseline failed: ") + e.what();
-  }
-#endif
+  w.report("inputs and references of the timing seed at " + timed.size_name, 120000);
+  std::shared_ptr<const reference_set> ref = refs.prepare(t, timed.size, job.timing_seed, timed.addresses, false);
+  baseline_setup base_lib = setup_baseline(w, t, timed);
+  std::vector<std::string> outputs;
+  for (const auto& ts : t.tensors)
+    if (ts.role == tensor_role::output) outputs.push_back(ts.name);
+  device_memory totals(sizeof(compare_totals) * outputs.size() * k_max_samples);
+  auto slot = [&](int sample, size_t k) { return totals.as<compare_totals>() + size_t(sample) * outputs.size() + k; };
+  auto inputs_before = input_checksums(w, t, timed);
 
   event_pair ev;
-  size_t flush_words = w.l2_flush.bytes() / 4;
-  unsigned flush_value = 0;
   auto sample = [&](const std::function<CUresult()>& work, CUresult& err) -> double {
-    PTXB_CU(cuMemsetD32Async(w.l2_flush.ptr(), ++flush_value, flush_words, w.stream));
     PTXB_CU(cuEventRecord(ev.start(), w.stream));
     err = work();
     PTXB_CU(cuEventRecord(ev.stop(), w.stream));
@@ -124,15 +165,19 @@ timing_outcome run_timing(worker_state& w, const protocol::worker_job& job, size
     return CUDA_SUCCESS;
   };
   auto baseline = [&]() -> CUresult {
-    baseline_run();
+    base_lib.run();
     return CUDA_SUCCESS;
   };
 
+  if (w.await_go) w.await_go();
   w.report("timing at " + timed.size_name, job.timing_budget_ms + 2 * job.time_limit_ms + 5000, 0, timed.size_name);
   std::vector<double> cand, base;
   auto t0 = std::chrono::steady_clock::now();
   auto elapsed_ms = [&] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); };
+  int checked = 0;  // samples whose outputs were compared (the warm-up's too)
   for (int i = -1;; ++i) {  // i == -1: warm-up
+    prepare_buffers(w, t, job.m, timed, globals);
+    make_l2_cold(w, timed);
     CUresult err = CUDA_SUCCESS;
     double c = sample(candidate, err);
     if (err != CUDA_SUCCESS) {
@@ -146,18 +191,107 @@ timing_outcome run_timing(worker_state& w, const protocol::worker_job& job, size
       out.stage = {stage_status::not_run, "not reached: runtime failed", 0.0};
       return out;
     }
-    double b = baseline_run ? sample(baseline, err) : 0.0;
-    if (err != CUDA_SUCCESS) throw cuda_error("baseline failed while timing: " + describe(err), err, is_sticky(err));
+    for (size_t k = 0; k < outputs.size(); ++k)
+      enqueue_compare_totals(w, t, outputs[k], timed.size, timed.addresses.at(outputs[k]),
+                             ref->outputs.at(outputs[k]).as<float>(), slot(checked, k));
+    ++checked;
+    double b = 0.0;
+    if (base_lib.run) {
+      make_l2_cold(w, timed);
+      try {
+        b = sample(baseline, err);
+      } catch (const std::exception& e) {
+        err = CUDA_ERROR_UNKNOWN;
+        base_lib.missing = std::string("baseline failed while timing: ") + e.what();
+      }
+      if (err != CUDA_SUCCESS) {
+        if (is_sticky(err)) throw cuda_error("baseline failed while timing: " + describe(err), err, true);
+        base_lib.failed = true;
+        if (base_lib.missing.empty()) base_lib.missing = "baseline failed while timing: " + describe(err);
+        base_lib.run = nullptr;
+        base.clear();
+      }
+    }
     if (i < 0) continue;
     cand.push_back(c);
-    if (baseline_run) base.push_back(b);
+    if (base_lib.run) base.push_back(b);
     auto cs = summarize_samples(cand), bs = summarize_samples(base);
     bool enough = int(cand.size()) >= k_min_samples && cs.robust_spread < k_target_rel_stddev &&
-                  (!baseline_run || bs.robust_spread < k_target_rel_stddev);
+                  (!base_lib.run || bs.robust_spread < k_target_rel_stddev);
     double spent = elapsed_ms();
-    if (enough || (spent > job.timing_budget_ms && cand.size() >= 3) || spent > 2 * job.timing_budget_ms) break;
+    if (enough || (spent > job.timing_budget_ms && cand.size() >= 3) || spent > 2 * job.timing_budget_ms ||
+        checked >= k_max_samples)
+      break;
   }
   double time_ms = elapsed_ms();
+
+  // Every sample's output, judged now.
+  w.report("checking the timed runs' outputs at " + timed.size_name, 60000);
+  std::vector<compare_totals> host(outputs.size() * size_t(checked));
+  PTXB_CU(cuMemcpyDtoHAsync(host.data(), totals.ptr(), host.size() * sizeof(compare_totals), w.stream));
+  PTXB_CU(cuStreamSynchronize(w.stream));
+  out.samples_checked = checked;
+  for (int i = 0; i < checked; ++i) {
+    bool wrong = false;
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const tensor_spec& ts = *t.find_tensor(outputs[k]);
+      output_check c = judge_totals(t, outputs[k], timed.size_name, tensor_elements(ts, timed.size),
+                                    host[size_t(i) * outputs.size() + k]);
+      if (c.passed) continue;
+      if (out.correctness_failure.empty()) {
+        out.correctness_failure = sample_failure(c, i, checked);
+        c.timed_run = true;
+        out.timed_checks.push_back(c);
+      }
+      wrong = true;
+    }
+    out.samples_wrong += wrong;
+  }
+  // The last sample in full (where the bad elements sit, if any).
+  for (const auto& name : outputs) {
+    output_check c = compare_with_reference(w, t, name, timed, ref->outputs.at(name).as<float>());
+    c.timed_run = true;
+    if (!c.passed && out.correctness_failure.empty())
+      out.correctness_failure = sample_failure(c, checked - 1, checked) + (c.where.empty() ? "" : "; " + c.where);
+    out.timed_checks.push_back(c);
+  }
+  if (input_checksums(w, t, timed) != inputs_before) {
+    p.inputs_rechecked = false;
+    out.correctness_failure += std::string(out.correctness_failure.empty() ? "" : "; ") +
+                               "an input was modified during the timed runs at " + timed.size_name;
+  } else {
+    p.inputs_rechecked = true;
+  }
+  for (const auto& [name, buf] : timed.buffers)
+    if (int64_t damaged = buf->damaged_guard_bytes(w.scratch8.as<unsigned long long>(), w.stream); damaged > 0) {
+      refs.clear();
+      out.correctness_failure += std::string(out.correctness_failure.empty() ? "" : "; ") + "out-of-bounds write: " +
+                                 std::to_string(damaged) + " bytes changed in the guard regions around " + name +
+                                 " during the timed runs";
+    }
+  if (!refs.intact(*ref)) {
+    refs.clear();
+    out.correctness_failure += std::string(out.correctness_failure.empty() ? "" : "; ") +
+                               "the kernel wrote outside its buffers, into the evaluator's reference data, while timed";
+  }
+  p.output_rechecked = out.correctness_failure.empty();
+
+  // The baseline's own error on these inputs: what an honest implementation reaches.
+  if (base_lib.run) {
+    device_memory one(sizeof(compare_totals));
+    for (const auto& [name, mem] : base_lib.outputs) {
+      enqueue_compare_totals(w, t, name, timed.size, mem.ptr(), ref->outputs.at(name).as<float>(),
+                             one.as<compare_totals>());
+      compare_totals h{};
+      PTXB_CU(cuMemcpyDtoHAsync(&h, one.ptr(), sizeof h, w.stream));
+      PTXB_CU(cuStreamSynchronize(w.stream));
+      const tensor_spec& ts = *t.find_tensor(name);
+      output_check c = judge_totals(t, name, timed.size_name, tensor_elements(ts, timed.size), h);
+      p.baseline_rel_l2[name] = c.rel_l2_error;
+      p.baseline_max_err_to_scale[name] = c.max_err_to_scale;
+    }
+  }
+
   auto cs = summarize_samples(cand), bs = summarize_samples(base);
   p.candidate_ms = cs.median;
   p.candidate_rel_spread = cs.rel_stddev;
@@ -165,7 +299,8 @@ timing_outcome run_timing(worker_state& w, const protocol::worker_job& job, size
   double flops = task_flops(t, timed.size);
   p.candidate_tflops = cs.median > 0 ? flops / (cs.median * 1e9) : 0.0;
   p.pct_of_peak = p.peak_tflops > 0 ? 100.0 * p.candidate_tflops / p.peak_tflops : 0.0;
-  if (baseline_run) {
+  if (base_lib.run) {
+    p.baseline_name = base_lib.name;
     p.baseline_ms = bs.median;
     p.baseline_rel_spread = bs.rel_stddev;
     p.baseline_samples = bs.count;
@@ -179,19 +314,6 @@ timing_outcome run_timing(worker_state& w, const protocol::worker_job& job, size
   p.floor_ms = std::max(mem_floor, math_floor);
   p.below_floor = p.candidate_ms < k_floor_margin * p.floor_ms;
 
-  // The output must still be right after all the timed calls.
-  w.report("re-checking outputs after timing", 60000);
-  p.output_rechecked = true;
-  for (const auto& ts : t.tensors) {
-    if (ts.role != tensor_role::output) continue;
-    output_check c = compare_with_reference(w, t, ts.name, timed, refs.outputs.at(ts.name).as<float>());
-    if (!c.passed) {
-      p.output_rechecked = false;
-      out.recheck_failure = ts.name + " is wrong after the timed runs at " + timed.size_name +
-                            " (it was right after the first call): " + c.where;
-    }
-  }
-
   char buf[320];
   if (p.below_floor) {
     std::snprintf(buf, sizeof buf,
@@ -199,10 +321,11 @@ timing_outcome run_timing(worker_state& w, const protocol::worker_job& job, size
                   "the timing cannot be trusted",
                   p.candidate_ms, p.floor_ms);
     out.stage = {stage_status::failed, buf, time_ms};
-  } else if (!baseline_run) {
+  } else if (!base_lib.run) {
     std::snprintf(buf, sizeof buf, "%.4f ms (%.0f TFLOP/s, %.0f%% of measured peak); no speedup: %s", p.candidate_ms,
-                  p.candidate_tflops, p.pct_of_peak, baseline_missing.c_str());
-    out.stage = {stage_status::unverified, buf, time_ms};
+                  p.candidate_tflops, p.pct_of_peak, base_lib.missing.c_str());
+    // A library that failed is the evaluator's fault; one that is absent from the build is a plain gap.
+    out.stage = {base_lib.failed ? stage_status::error : stage_status::unverified, buf, time_ms};
   } else {
     bool ok = p.speedup >= p.threshold;
     std::snprintf(buf, sizeof buf, "%.4f ms vs %s %.4f ms: speedup %.3fx %s threshold %.2fx; %.0f TFLOP/s (%.0f%% of measured peak)",

@@ -1,12 +1,21 @@
 #pragma once
-// The performance stage, nvbench's way: cold L2 before every sample (a write
-// over twice the L2 size), CUDA events on the launch stream around the
-// launches only, a warm-up, then samples of candidate and baseline
-// interleaved until both have at least 10 and a relative standard deviation
-// under 0.5% (judged on a robust spread, 1.4826 x median absolute deviation /
-// median, so that a rare outlier sample does not keep the loop running until
-// the budget ends), or the time budget ends. Medians are compared; the output is
-// checked again afterwards; a time under the physical floor is flagged.
+// The performance stage, nvbench's way, with every timed sample judged like a
+// checked run. Per sample, outside the timed window: the module's globals
+// restored, outputs poisoned, scratch re-initialised, guards re-armed (as
+// before a checked run), then L2 made cold (eviction priorities of the
+// candidate's buffers reset, persisting lines reset, a write over twice the
+// L2 size). Inside the window: CUDA events on the launch stream around the
+// launches only. After it: the outputs are compared on the device with the
+// fp32 reference of the timing seed (inputs never used for checking); the
+// totals of every sample are judged after the loop, and the last sample gets
+// a full comparison. Candidate and baseline samples are interleaved: a
+// warm-up, then samples until both have at least 10 and a robust relative
+// spread (1.4826 x median absolute deviation / median) under 0.5%, or the time
+// budget ends. Medians are compared; inputs and guards are checked after the
+// loop; a time under the physical floor is flagged.
+//
+// Before the first sample the worker asks the supervisor for the GPU
+// (`w.await_go`), so that no other process of ours runs on it while timing.
 #include <optional>
 
 #include "evaluator/api/evaluation.hpp"
@@ -21,11 +30,14 @@ struct timing_outcome {
   stage_outcome stage;
   performance_report report;
   std::optional<runtime_report> runtime;  // the candidate failed while being timed
-  std::string recheck_failure;            // non-empty: output wrong after the timed runs
+  std::string correctness_failure;        // non-empty: a timed sample was wrong, or inputs/guards changed
+  std::vector<output_check> timed_checks;  // the full comparison of the last sample (and the first wrong one)
+  int samples_checked = 0;
+  int samples_wrong = 0;
 };
 
-timing_outcome run_timing(worker_state& w, const protocol::worker_job& job, size_run& timed,
-                          const reference_set& refs);
+timing_outcome run_timing(worker_state& w, reference_cache& refs, const protocol::worker_job& job, size_run& timed,
+                          const std::vector<global_section>& globals);
 
 // Median and relative standard deviation of samples (ms).
 struct sample_stats {

@@ -25,6 +25,9 @@ struct worker_state {
   device_memory l2_flush;         // written before every timed sample
   device_memory scratch8;         // 8 bytes for reductions
   std::function<void(const protocol::worker_progress&)> progress;
+  // Asks the supervisor for the GPU before timing and blocks until it answers
+  // (no other process of ours runs on this GPU while samples are taken).
+  std::function<void()> await_go;
 
   void report(const std::string& what, double limit_ms, int launch = -1, const std::string& size = "") const {
     if (progress) progress({what, limit_ms, launch, size});

@@ -1,41 +1,96 @@
 #pragma once
-// One GPU of the host as the supervisor sees it: a worker process and a
-// first-come-first-served queue of jobs. A worker that timed out, crashed or
-// lost its CUDA context is replaced before the next job runs on this GPU.
+// One GPU of the host as the supervisor sees it: the main worker process with
+// a first-come-first-served queue of jobs (correctness and timing), and spare
+// workers started ahead of need for the executed-instruction passes (CUPTI
+// counts only in a process's first pass, so each pass takes a fresh process;
+// a spare has its context, cuBLAS and profiler set up before it is needed).
+//
+// The GPU gate keeps timing clean: a main worker about to take timed samples
+// asks for the GPU (`ready_to_time`), and is answered only when no spare is
+// starting and no counting pass is running on this GPU; while it times, new
+// starts and passes wait. Everything else (checked runs, counting passes,
+// spare starts) may overlap.
+//
+// A worker that timed out, crashed or lost its CUDA context is replaced
+// before the next job runs on this GPU.
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "evaluator/pool/worker_process.hpp"
 
 namespace ptxbench {
 
+// Many shared holders or one exclusive one; a waiting exclusive holder blocks
+// new shared ones, so timing is never starved.
+class gpu_gate {
+ public:
+  void lock_shared();
+  void unlock_shared();
+  void lock();
+  void unlock();
+
+ private:
+  std::mutex m_mutex;
+  std::condition_variable m_changed;
+  int m_shared = 0;
+  bool m_exclusive = false;
+  int m_exclusive_waiting = 0;
+};
+
 class gpu_slot {
  public:
-  gpu_slot(std::string executable, int device);
+  // `spares`: counting workers kept ready (0: each pass starts its own).
+  gpu_slot(std::string executable, int device, int spares = 2);
+  ~gpu_slot();
 
-  // Starts the worker (blocking, up to `timeout_ms`). Thread-safe.
+  // Starts the main worker (blocking, up to `timeout_ms`), then the spares in
+  // the background. Thread-safe.
   worker_start start(int timeout_ms);
   // Waits for the jobs queued before this one, replaces a dead worker, then
-  // runs `job`. When the worker cannot be restarted, `restart_error` says why
-  // and the outcome is `died`. Thread-safe.
+  // runs `job` on the main worker. When the worker cannot be restarted,
+  // `restart_error` says why and the outcome is `died`. Thread-safe.
   job_outcome run(const protocol::worker_job& job, std::string& restart_error);
+  // Runs a counting job on a spare worker (which exits afterwards); several
+  // may run at once. `start_error` says why no worker could be had. Thread-safe.
+  job_outcome count(const protocol::worker_job& job, std::string& start_error);
+  // Ends the main worker, so the next job runs on a fresh one (the retry
+  // after an evaluator error).
+  void replace_worker();
 
-  int queued() const;  // jobs waiting or running
+  int queued() const;  // jobs waiting or running on the main worker
   protocol::worker_hello hello() const;
   int device() const { return m_device; }
   int restarts() const;
 
  private:
+  void keep_spares();
+  std::unique_ptr<worker_process> take_spare(std::string& error);
+
+  std::string m_executable;
   int m_device;
+  int m_spare_target;
   worker_process m_worker;
   protocol::worker_hello m_hello;
+  gpu_gate m_gate;
   mutable std::mutex m_mutex;
   std::condition_variable m_turn;
   uint64_t m_next_ticket = 0;
   uint64_t m_serving = 0;
   int m_restarts = 0;
+
+  std::mutex m_spare_mutex;
+  std::condition_variable m_spare_changed;
+  std::deque<std::unique_ptr<worker_process>> m_spares;
+  int m_spares_starting = 0;
+  int m_spare_failures = 0;  // consecutive failed starts; the keeper pauses after a few
+  std::string m_spare_error;
+  bool m_stopping = false;
+  std::thread m_keeper;
 };
 
 }  // namespace ptxbench

@@ -8,110 +8,339 @@
 #include <sstream>
 #include <utility>
 
+#include "evaluator/api/expression.hpp"
+
 namespace ptxbench {
 namespace {
 
-// The table may name a base opcode ("HGMMA"), a dotted prefix ("SYNCS.ARRIVE")
-// or a wildcard ("SYNCS.*"); instructions carry their base opcode and full text.
-bool opcode_matches(const sass_instruction& inst, const std::string& wanted) {
-  std::string w = wanted;
-  if (!w.empty() && w.back() == '*') w.pop_back();
-  if (!w.empty() && w.back() == '.') w.pop_back();
-  if (inst.opcode == w) return true;
-  auto starts = [&](const std::string& s) { return s.compare(0, w.size(), w) == 0 && (s.size() == w.size() || s[w.size()] == '.'); };
-  if (starts(inst.opcode)) return true;
-  // The full text starts with the predicate, if any, then the dotted opcode.
+std::string full_opcode(const sass_instruction& inst) {
   std::string text = inst.text;
   if (!text.empty() && text[0] == '@') {
     size_t sp = text.find(' ');
     text = sp == std::string::npos ? "" : text.substr(sp + 1);
   }
-  return starts(text);
+  return text.substr(0, text.find(' '));
 }
 
-std::string human_count(double v) {
+std::vector<std::string> modifiers(const std::string& opcode) {
+  std::vector<std::string> out;
+  size_t at = opcode.find('.');
+  while (at != std::string::npos) {
+    size_t next = opcode.find('.', at + 1);
+    out.push_back(opcode.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1));
+    at = next;
+  }
+  return out;
+}
+
+bool matches_any(const sass_instruction& inst, const std::vector<std::string>& opcodes) {
+  return std::any_of(opcodes.begin(), opcodes.end(),
+                     [&](const std::string& o) { return sass_opcode_matches(inst, o); });
+}
+
+std::string human(double v) {
   char buf[32];
-  if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.2fG", v / 1e9);
+  if (v >= 1e12) std::snprintf(buf, sizeof buf, "%.2fT", v / 1e12);
+  else if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.2fG", v / 1e9);
   else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.2fM", v / 1e6);
   else if (v >= 1e4) std::snprintf(buf, sizeof buf, "%.1fk", v / 1e3);
   else std::snprintf(buf, sizeof buf, "%.0f", v);
   return buf;
 }
 
-std::string join_opcodes(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& o : v) s += (s.empty() ? "" : "/") + o;
-  return s.empty() ? "?" : s;
+std::string pct(double share) { return std::to_string(int(std::lround(100 * std::max(0.0, share)))) + "%"; }
+
+std::string task_operand_type(const task& t) {
+  for (const auto& ts : t.tensors) {
+    if (ts.role != tensor_role::input) continue;
+    switch (ts.type) {
+      case dtype::bf16: return "BF16";
+      case dtype::fp16: return "F16";
+      case dtype::fp8_e4m3: return "E4M3";
+      case dtype::fp32: return "F32";
+      case dtype::i32: return "S32";
+    }
+  }
+  return "";
 }
 
-}  // namespace
+const sass_mapping* mapping_for(const std::vector<sass_mapping>& table, const std::string& ptx) {
+  for (const auto& m : table)
+    if (m.ptx == ptx) return &m;
+  return nullptr;
+}
 
-void apply_dynamic_counts(instruction_report& report, const sass_listing& sass, const protocol::dynamic_counts& counts) {
-  report.dynamic_ran = counts.ran;
-  if (!counts.ran) return;
+// One counted size, the executed instructions mapped to the listing.
+struct executed_at_size {
+  std::vector<std::vector<std::pair<const sass_instruction*, uint64_t>>> per_launch;
+  std::map<std::string, int64_t> by_opcode;
+};
+
+executed_at_size map_counts(const sass_listing& sass, const size_counts& sc) {
   std::map<std::pair<std::string, uint64_t>, const sass_instruction*> by_pc;
   std::set<std::string> functions;
   for (const auto& inst : sass.instructions) {
     by_pc[{inst.function, inst.offset}] = &inst;
     functions.insert(inst.function);
   }
-
-  std::map<std::string, int64_t> by_opcode;
-  std::vector<std::pair<const sass_instruction*, uint64_t>> executed;
-  for (const auto& c : counts.counts) {
-    if (!functions.count(c.function)) continue;  // not the candidate's code (a library kernel)
-    auto it = by_pc.find({c.function, c.pc_offset});
-    if (it == by_pc.end()) {
-      by_opcode["(unmapped pc)"] += int64_t(c.executed);
-      continue;
+  executed_at_size e;
+  for (const auto& launch : sc.counts) {
+    e.per_launch.emplace_back();
+    for (const auto& c : launch) {
+      if (!functions.count(c.function)) continue;  // not the candidate's code (a library kernel)
+      auto it = by_pc.find({c.function, c.pc_offset});
+      if (it == by_pc.end()) {
+        e.by_opcode["(unmapped pc)"] += int64_t(c.executed);
+        continue;
+      }
+      e.by_opcode[it->second->opcode] += int64_t(c.executed);
+      if (c.executed) e.per_launch.back().push_back({it->second, c.executed});
     }
-    by_opcode[it->second->opcode] += int64_t(c.executed);
-    executed.push_back({it->second, c.executed});
   }
+  return e;
+}
+
+std::string top_opcodes(const std::map<std::string, int64_t>& by_opcode, size_t n) {
   std::vector<std::pair<std::string, int64_t>> top(by_opcode.begin(), by_opcode.end());
+  std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string s;
+  for (size_t i = 0; i < top.size() && i < n; ++i) s += (i ? ", " : "") + top[i].first + " " + human(double(top[i].second));
+  return s;
+}
+
+}  // namespace
+
+double math_flops_per_exec(const sass_instruction& inst) {
+  if (double f = sass_instruction_flops(inst); f > 0) return f;
+  static const std::map<std::string, double> scalar = {
+      {"FFMA", 64},  {"FFMA32I", 64}, {"FMUL", 32},  {"FMUL32I", 32}, {"FADD", 32}, {"FADD32I", 32},
+      {"FFMA2", 128}, {"FMUL2", 64},  {"FADD2", 64}, {"HFMA2", 128},  {"HMUL2", 64}, {"HADD2", 64},
+      {"HFMA2_32I", 128}, {"HMUL2_32I", 64}, {"HADD2_32I", 64}, {"DFMA", 64}, {"DMUL", 32}, {"DADD", 32}};
+  auto it = scalar.find(inst.opcode);
+  return it == scalar.end() ? 0.0 : it->second;
+}
+
+std::string math_operand_type(const sass_instruction& inst) {
+  const std::string op = inst.opcode;
+  if (op == "FFMA" || op == "FFMA32I" || op == "FMUL" || op == "FMUL32I" || op == "FADD" || op == "FADD32I" ||
+      op == "FFMA2" || op == "FMUL2" || op == "FADD2")
+    return "F32";
+  if (op == "DFMA" || op == "DMUL" || op == "DADD" || op == "DMMA") return "F64";
+  bool tensor = op == "HGMMA" || op == "QGMMA" || op == "IGMMA" || op == "HMMA" || op == "IMMA";
+  bool half = op.rfind("HFMA2", 0) == 0 || op.rfind("HMUL2", 0) == 0 || op.rfind("HADD2", 0) == 0;
+  if (!tensor && !half) return "";
+  // The operand type is the last input-type modifier; none means fp16
+  // (HGMMA.64x128x16.F32.BF16 is bf16, HMMA.16816.F32 is f16, QGMMA ...E4M3.E4M3 is e4m3).
+  std::string type = tensor && op == "IGMMA" ? "S8" : "F16";
+  for (const auto& m : modifiers(full_opcode(inst)))
+    if (m == "BF16" || m == "BF16_V2" || m == "E4M3" || m == "E5M2" || m == "TF32" || m == "S8" || m == "U8" ||
+        m == "S4" || m == "U4")
+      type = m == "BF16_V2" ? "BF16" : m;
+  return type;
+}
+
+size_counts counted_size_facts(const task& t, const manifest& m, const size_point& s) {
+  size_counts sc;
+  sc.size = describe_size(s);
+  sc.task_flops = task_flops(t, s);
+  std::set<std::string> mapped;
+  for (const auto& l : m.launches) {
+    launch_facts f;
+    f.ctas = 1;
+    for (const auto& g : l.grid) {
+      try {
+        f.ctas *= std::max<int64_t>(1, eval_int(g, s.values));
+      } catch (const std::exception&) {
+      }
+    }
+    for (const auto& p : l.params) {
+      if (p.kind != binding_kind::tensor_map) continue;
+      const tensor_spec* ts = t.find_tensor(p.map.tensor);
+      if (!ts || ts->role != tensor_role::input) continue;
+      double box = dtype_bytes(ts->type);
+      for (int64_t b : p.map.box) box *= double(std::max<int64_t>(1, b));
+      f.min_input_box_bytes = f.input_maps == 0 ? box : std::min(f.min_input_box_bytes, box);
+      ++f.input_maps;
+      mapped.insert(ts->name);
+    }
+    sc.launches.push_back(f);
+  }
+  for (const auto& ts : t.tensors) {
+    if (ts.role != tensor_role::input) continue;
+    double bytes = double(tensor_elements(ts, s)) * dtype_bytes(ts.type);
+    sc.input_bytes += bytes;
+    if (mapped.count(ts.name)) sc.mapped_input_bytes += bytes;
+  }
+  if (sc.mapped_input_bytes == 0) sc.mapped_input_bytes = sc.input_bytes;
+  return sc;
+}
+
+void apply_dynamic_counts(instruction_report& report, const sass_listing& sass, const task& t,
+                          const std::vector<size_counts>& sizes) {
+  report.dynamic_ran = !sizes.empty();
+  if (sizes.empty()) return;
+  const std::vector<sass_mapping> table = sass_table(t.arch);
+  const std::string operand = task_operand_type(t);
+  // Which math opcodes are targets (their executions of the task's type count
+  // for the target; everything else is other math).
+  std::vector<std::string> target_math;
+  for (const auto& c : report.checks)
+    if (c.is_math) target_math.insert(target_math.end(), c.sass_opcodes.begin(), c.sass_opcodes.end());
+  auto is_target_math = [&](const sass_instruction& inst) {
+    return matches_any(inst, target_math) && (operand.empty() || math_operand_type(inst) == operand);
+  };
+  for (auto& c : report.checks) {
+    c.sizes.clear();
+    c.executed = -1;
+    c.flop_share = -1;
+  }
+  std::string other_failure;
+  std::map<std::string, int64_t> last_by_opcode;
+  for (const auto& sc : sizes) {
+    executed_at_size e = map_counts(sass, sc);
+    last_by_opcode = e.by_opcode;
+    std::string top = top_opcodes(e.by_opcode, 4);
+    // Math the task did not target.
+    double other = 0;
+    std::map<std::string, double> other_by;
+    for (const auto& launch : e.per_launch)
+      for (const auto& [inst, n] : launch) {
+        double f = math_flops_per_exec(*inst);
+        if (f <= 0 || is_target_math(*inst)) continue;
+        other += f * double(n);
+        other_by[inst->opcode + (math_operand_type(*inst).empty() ? "" : "." + math_operand_type(*inst))] +=
+            f * double(n);
+      }
+    double other_share = sc.task_flops > 0 ? other / sc.task_flops : 0.0;
+    report.other_math_share[sc.size] = other_share;
+    if (other_share > k_max_other_math_share && other_failure.empty()) {
+      std::string who;
+      for (const auto& [k, v] : other_by) who += (who.empty() ? "" : ", ") + k + " " + human(v) + " FLOPs";
+      std::string targets;
+      for (const auto& c : report.checks)
+        if (c.is_math) targets += (targets.empty() ? "" : "/") + c.ptx;
+      other_failure = "the math is done by instructions the task did not target, not by " +
+                      (targets.empty() ? std::string("the target") : targets) + ": " + who + " = " +
+                      pct(other_share) + " of the task's FLOPs at " + sc.size + " (at most " +
+                      pct(k_max_other_math_share) + ")";
+    }
+    int64_t ctas = 0;
+    for (const auto& l : sc.launches) ctas += l.ctas;
+    for (auto& check : report.checks) {
+      const sass_mapping* mapping = mapping_for(table, check.ptx);
+      std::string work = mapping ? mapping->work : (check.is_math ? "math" : "per_cta");
+      std::vector<std::string> work_opcodes = mapping ? mapping->work_opcodes : check.sass_opcodes;
+      instruction_check::at_size at;
+      at.size = sc.size;
+      int64_t all = 0, counted = 0;
+      double flops = 0, moved = 0, steps = 0;
+      for (size_t li = 0; li < e.per_launch.size(); ++li) {
+        const launch_facts& lf = li < sc.launches.size() ? sc.launches[li] : launch_facts{};
+        int64_t launch_loads = 0;
+        for (const auto& [inst, n] : e.per_launch[li]) {
+          if (matches_any(*inst, check.sass_opcodes)) all += int64_t(n);
+          if (!matches_any(*inst, work_opcodes)) continue;
+          if (work == "math") {
+            if (!is_target_math(*inst)) continue;
+            flops += math_flops_per_exec(*inst) * double(n);
+          }
+          counted += int64_t(n);
+          launch_loads += int64_t(n);
+        }
+        if (work == "load_bytes") moved += double(launch_loads) * (lf.min_input_box_bytes > 0 ? lf.min_input_box_bytes : 16);
+        if (work == "smem_bytes") moved += double(launch_loads) * mapping->min_bytes_per_exec;
+        if (work == "per_step") {
+          // TMA loads of this launch (for the step count), whatever the task targets.
+          int64_t loads = 0;
+          for (const auto& [inst, n] : e.per_launch[li])
+            if (sass_opcode_matches(*inst, "UTMALDG")) loads += int64_t(n);
+          double by_loads = lf.input_maps > 0 ? double(loads) / lf.input_maps : 0.0;
+          steps += std::max(double(lf.ctas), by_loads);
+        }
+      }
+      at.executed = counted;
+      std::ostringstream note;
+      if (counted == 0) {
+        if (all > 0)
+          note << check.ptx << " executed " << human(double(all)) << "x at " << sc.size << " but none of it was "
+               << (work == "load_bytes" ? "a load (only stores: the inputs did not arrive by it)"
+                                        : work == "math" ? "math on the task's " + operand + " operands"
+                                                         : "of the kind that counts");
+        else
+          note << check.ptx << " is in the SASS but was never executed at " << sc.size
+               << "; the most executed instructions were: " << top;
+      } else if (work == "math") {
+        at.flop_share = sc.task_flops > 0 ? flops / sc.task_flops : 0.0;
+        if (at.flop_share < k_min_flop_share)
+          note << check.ptx << " executed " << human(double(counted)) << " times but did only " << pct(at.flop_share)
+               << " of the task's FLOPs at " << sc.size << " (needs " << pct(k_min_flop_share)
+               << "); the most executed instructions were: " << top;
+      } else if (work == "load_bytes" || work == "smem_bytes") {
+        double denom = work == "load_bytes" ? sc.mapped_input_bytes : sc.input_bytes;
+        at.bytes_share = denom > 0 ? moved / denom : 0.0;
+        if (at.bytes_share < k_min_moved_share)
+          note << check.ptx << " executed " << human(double(counted)) << " times at " << sc.size << ", moving at least "
+               << human(moved) << "B = " << pct(at.bytes_share) << " of the " << human(denom)
+               << "B of inputs (needs " << pct(k_min_moved_share) << ": the inputs must arrive this way)";
+      } else if (work == "per_step") {
+        at.per_step = steps > 0 ? double(counted) / steps : 0.0;
+        if (double(counted) < steps)
+          note << check.ptx << " executed " << human(double(counted)) << " times at " << sc.size << ", fewer than the "
+               << human(steps) << " pipeline steps (at least once per CTA and per TMA load of each input tensor map)";
+      } else if (counted < ctas) {
+        note << check.ptx << " executed " << human(double(counted)) << " times at " << sc.size
+             << ", fewer than once per CTA (" << human(double(ctas)) << " CTAs)";
+      }
+      at.passed = note.str().empty();
+      if (!at.passed && check.note.find(note.str()) == std::string::npos)
+        check.note += (check.sizes.empty() || check.note.empty() ? "" : "; ") + note.str();
+      if (check.executed < 0 || at.executed < check.executed) check.executed = at.executed;
+      if (at.flop_share >= 0 && (check.flop_share < 0 || at.flop_share < check.flop_share)) check.flop_share = at.flop_share;
+      check.sizes.push_back(at);
+    }
+  }
+  // The figures of the last counted size (the timed one, counted last).
+  std::vector<std::pair<std::string, int64_t>> top(last_by_opcode.begin(), last_by_opcode.end());
   std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   if (top.size() > 20) top.resize(20);
   report.executed_by_opcode = std::map<std::string, int64_t>(top.begin(), top.end());
 
-  std::string top_text;
-  for (size_t i = 0; i < top.size() && i < 4; ++i)
-    top_text += (i ? ", " : "") + top[i].first + " " + human_count(double(top[i].second));
-
+  bool other_attached = false;
   for (auto& check : report.checks) {
     bool static_ok = check.passed;
-    int64_t n = 0;
-    double flops = 0.0;
-    for (const auto& [inst, count] : executed) {
-      bool match = std::any_of(check.sass_opcodes.begin(), check.sass_opcodes.end(),
-                               [&](const std::string& o) { return opcode_matches(*inst, o); });
-      if (!match) continue;
-      n += int64_t(count);
-      flops += sass_instruction_flops(*inst) * double(count);
+    bool dynamic_ok = std::all_of(check.sizes.begin(), check.sizes.end(), [](const auto& a) { return a.passed; });
+    if (check.is_math && !other_failure.empty()) {
+      dynamic_ok = false;
+      if (!other_attached) check.note += (check.note.empty() ? "" : "; ") + other_failure;
+      other_attached = true;
     }
-    check.executed = n;
-    std::ostringstream note;
-    if (check.is_math && counts.task_flops > 0) check.flop_share = flops / counts.task_flops;
     if (!static_ok) {
       check.passed = false;
-      if (check.note.empty()) note << "not in both the PTX and the SASS";
-    } else if (n == 0) {
-      check.passed = false;
-      note << check.ptx << " is in the SASS (" << join_opcodes(check.sass_opcodes) << ") but was never executed at "
-           << counts.size << "; the most executed instructions were: " << top_text;
-    } else if (check.is_math && check.flop_share < k_min_flop_share) {
-      check.passed = false;
-      note << check.ptx << " executed " << human_count(double(n)) << " times but did only "
-           << int(std::lround(100 * std::max(0.0, check.flop_share))) << "% of the task's FLOPs at " << counts.size
-           << " (needs " << int(100 * k_min_flop_share) << "%); the most executed instructions were: " << top_text;
-    } else {
-      check.passed = true;
-      note << "executed " << human_count(double(n)) << "x";
-      if (check.is_math && check.flop_share >= 0)
-        note << ", " << int(std::lround(100 * check.flop_share)) << "% of the task's FLOPs";
+      if (check.note.empty()) check.note = "not in both the PTX and the SASS";
+      continue;
     }
-    if (!note.str().empty()) check.note = note.str();
+    check.passed = dynamic_ok;
+    if (dynamic_ok) {
+      std::ostringstream note;
+      note << "executed " << human(double(check.executed)) << "x";
+      if (check.is_math && check.flop_share >= 0) note << ", " << pct(check.flop_share) << " of the task's FLOPs";
+      note << " (lowest of " << check.sizes.size() << " counted sizes)";
+      check.note = note.str();
+    }
+  }
+  if (!other_failure.empty() && !other_attached && !report.checks.empty()) {
+    report.checks.front().passed = false;
+    report.checks.front().note += (report.checks.front().note.empty() ? "" : "; ") + other_failure;
   }
 }
+
+namespace {
+std::string join_opcodes(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& o : v) s += (s.empty() ? "" : "/") + o;
+  return s.empty() ? "?" : s;
+}
+}  // namespace
 
 stage_outcome instruction_outcome(const instruction_report& report, const std::string& dynamic_missing) {
   stage_outcome out;

@@ -1,22 +1,71 @@
 #pragma once
 // The dynamic half of the instructions stage, done in the supervisor: the
-// worker returns executed counts per SASS PC; they are mapped to opcodes
-// through the disassembly of the very cubin that ran, and a math instruction
-// must carry most of the task's FLOPs (executed count x FLOPs per instruction).
+// workers return executed counts per SASS PC, one instrumented pass per
+// (counted size, launch); they are mapped to opcodes through the disassembly
+// of the very cubin that ran, and each target must have done its work at
+// every counted size (the smallest and the timed one):
+//
+//   math targets (wgmma, mma.sync, tcgen05.mma): the executed instructions of
+//     the task's operand type carry >= k_min_flop_share of the task's FLOPs,
+//     and math the task did not target (FFMA/FMUL/FADD, HFMA2..., DFMA...,
+//     mma.sync where it is no target, tensor-core math on another type) carries
+//     <= k_max_other_math_share of them, so a tensor-core instruction issued
+//     beside FFMA that does the real work does not pass;
+//   TMA (cp.async.bulk.tensor): executed loads (UTMALDG, not stores) move at
+//     least k_min_moved_share of the bytes of the inputs that have tensor maps
+//     (a lower bound: executions x the smallest input box of the launch);
+//   ldmatrix: executions x 128 bytes >= k_min_moved_share of the input bytes;
+//   mbarrier waits: at least once per pipeline step, a step being at least one
+//     per CTA and one per TMA load of each input tensor map;
+//   any other target: at least once per CTA launched.
+// Counts are warp-level (one per warp that issued the instruction).
 #include <string>
+#include <vector>
 
 #include "evaluator/api/evaluation.hpp"
+#include "evaluator/api/manifest.hpp"
+#include "evaluator/api/task.hpp"
 #include "evaluator/compile/compile.hpp"
 #include "evaluator/pool/protocol.hpp"
 
 namespace ptxbench {
 
-// Share of the task's FLOPs a targeted math instruction must execute.
 inline constexpr double k_min_flop_share = 0.9;
+inline constexpr double k_max_other_math_share = 0.10;
+inline constexpr double k_min_moved_share = 0.5;
 
-// Fills executed, flop_share, passed and note of every check, and
-// executed_by_opcode (the most executed opcodes), from `counts`. Sets dynamic_ran.
-void apply_dynamic_counts(instruction_report& report, const sass_listing& sass, const protocol::dynamic_counts& counts);
+// What the supervisor knows of one launch at one size, from the manifest.
+struct launch_facts {
+  int64_t ctas = 1;
+  double min_input_box_bytes = 0;  // smallest tensor-map box over input tensors (0: none)
+  int input_maps = 0;              // tensor maps over input tensors
+};
+
+// The counts of one size: every launch's pass.
+struct size_counts {
+  std::string size;             // "M=384 N=256 K=1024"
+  double task_flops = 0;
+  double input_bytes = 0;       // all input tensors
+  double mapped_input_bytes = 0;  // input tensors that some launch describes by a tensor map
+  std::vector<launch_facts> launches;
+  std::vector<std::vector<protocol::pc_count>> counts;  // per launch
+};
+
+// The facts of every launch of `m` at `s` (grid expressions evaluated; a bad
+// expression counts as one CTA).
+size_counts counted_size_facts(const task& t, const manifest& m, const size_point& s);
+
+// Fills executed, flop_share, sizes, passed and note of every check,
+// other_math_share and executed_by_opcode, from the counts of every counted
+// size. Sets dynamic_ran.
+void apply_dynamic_counts(instruction_report& report, const sass_listing& sass, const task& t,
+                          const std::vector<size_counts>& sizes);
+
+// FLOPs of one warp-level execution of any math instruction (tensor-core or
+// scalar: FFMA 64, FMUL 32, HFMA2 128, DFMA 64...), 0 for others.
+double math_flops_per_exec(const sass_instruction& inst);
+// The operand type of a math instruction ("BF16", "F16", "E4M3", "TF32", "S8", "F32", "F64"), "" when not math.
+std::string math_operand_type(const sass_instruction& inst);
 
 // The stage outcome from a report. `dynamic_missing` says why no dynamic
 // count exists (empty when it ran); a stage without dynamic proof is at best

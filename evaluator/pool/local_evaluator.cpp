@@ -12,6 +12,9 @@
 #include <filesystem>
 #include <future>
 #include <limits>
+#include <mutex>
+#include <random>
+#include <set>
 
 #include "evaluator/api/json_path.hpp"
 #include "evaluator/compile/compile.hpp"
@@ -66,9 +69,37 @@ struct static_part {
   double ms = 0.0;
 };
 
+// Spare counting workers kept per GPU: the option, else $PTXBENCH_SPARE_WORKERS, else 2.
+int spare_workers(const local_evaluator_options& o) {
+  if (o.spare_workers >= 0) return o.spare_workers;
+  if (const char* env = std::getenv("PTXBENCH_SPARE_WORKERS"); env && *env) {
+    char* end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end && *end == '\0' && v >= 0 && v <= 16) return int(v);
+  }
+  return 2;
+}
+
+// The smallest size (by tensor volume) and the timed one: where executed
+// instructions are counted. One entry when they are the same size.
+std::vector<int> counted_size_indexes(const task& t) {
+  auto volume = [&](const size_point& s) {
+    double n = 0;
+    for (const auto& ts : t.tensors) n += double(tensor_elements(ts, s));
+    return n;
+  };
+  int smallest = 0, timed = 0;
+  for (size_t i = 0; i < t.sizes.size(); ++i) {
+    if (volume(t.sizes[i]) < volume(t.sizes[size_t(smallest)])) smallest = int(i);
+    if (t.sizes[i].values == t.timed_size().values) timed = int(i);
+  }
+  if (smallest == timed) return {timed};
+  return {smallest, timed};
+}
+
 class local_evaluator final : public evaluator {
  public:
-  explicit local_evaluator(const local_evaluator_options& o) {
+  explicit local_evaluator(const local_evaluator_options& o) : m_spares(spare_workers(o)) {
     // A worker that dies while we write to it must not kill the supervisor.
     ::signal(SIGPIPE, SIG_IGN);
     if (o.gpu_mode == "off") {
@@ -76,7 +107,7 @@ class local_evaluator final : public evaluator {
       return;
     }
     std::string exe = find_worker(o);
-    auto first = std::make_unique<gpu_slot>(exe, 0);
+    auto first = std::make_unique<gpu_slot>(exe, 0, m_spares);
     worker_start s = first->start(k_start_timeout_ms);
     if (!s.ok) {
       m_no_gpu_reason = no_gpu_reason(s.error);
@@ -89,7 +120,7 @@ class local_evaluator final : public evaluator {
     std::mutex lock;
     for (int d = 1; d < count; ++d)
       starting.push_back(std::async(std::launch::async, [&, d] {
-        auto slot = std::make_unique<gpu_slot>(exe, d);
+        auto slot = std::make_unique<gpu_slot>(exe, d, m_spares);
         if (slot->start(k_start_timeout_ms).ok) {
           std::lock_guard g(lock);
           m_slots.push_back(std::move(slot));
@@ -118,7 +149,7 @@ class local_evaluator final : public evaluator {
       run_stages(req, r);
     } catch (const std::exception& e) {
       // Infrastructure failure inside this evaluation: reported, not a verdict on the candidate.
-      r.stages[stage::runtime] = {stage_status::not_run, std::string("evaluator error: ") + e.what(), 0.0};
+      r.stages[stage::runtime] = {stage_status::error, std::string("evaluator error: ") + e.what(), 0.0};
     }
     finish_verdict(r);
     r.total_ms = ms_since(t0);
@@ -126,8 +157,28 @@ class local_evaluator final : public evaluator {
   }
 
  private:
+  // A seed no other role of this evaluation uses (never 0: 0 asks for a draw).
+  uint64_t draw_seed(const std::set<uint64_t>& taken) {
+    std::lock_guard lock(m_rng_mutex);
+    for (;;) {
+      uint64_t s = m_rng() >> 1;
+      if (s != 0 && !taken.count(s)) return s;
+    }
+  }
+
+  void choose_seeds(const evaluation_request& req, evaluation_result& r) {
+    std::set<uint64_t> taken(req.seeds.begin(), req.seeds.end());
+    r.seeds.public_seeds = req.seeds;
+    r.seeds.hidden = req.hidden_seed != 0 ? req.hidden_seed : draw_seed(taken);
+    taken.insert(r.seeds.hidden);
+    r.seeds.timing = req.timing_seed != 0 && !taken.count(req.timing_seed) ? req.timing_seed : draw_seed(taken);
+    taken.insert(r.seeds.timing);
+    r.seeds.counting = draw_seed(taken);
+  }
+
   void run_stages(const evaluation_request& req, evaluation_result& r) {
     auto t0 = clock_type::now();
+    choose_seeds(req, r);
     manifest m;
     std::string problem;
     try {
@@ -188,31 +239,69 @@ class local_evaluator final : public evaluator {
     return "";
   }
 
-  // The first job's counting pass saw only launch 0 (see worker_job::count_launch):
-  // each later launch is counted by a follow-up job on a fresh worker, and
-  // the counts are added. A follow-up that fails makes the proof incomplete.
-  void count_later_launches(gpu_slot& slot, const protocol::worker_job& first, protocol::worker_result& result) {
-    if (!result.dynamic.ran || first.m.launches.size() < 2) return;
-    for (size_t i = 1; i < first.m.launches.size(); ++i) {
-      protocol::worker_job job = first;
-      job.id = ++m_job_ids;
-      job.count_only = true;
-      job.count_launch = int(i);
-      std::string restart_error;
-      job_outcome out = slot.run(job, restart_error);
-      std::string error = !restart_error.empty()          ? restart_error
-                          : out.end != job_end::result    ? out.cause
-                          : !out.result.dynamic.ran       ? out.result.dynamic.error
-                                                          : "";
-      if (!error.empty()) {
-        result.dynamic.ran = false;
-        result.dynamic.error = "counting launch " + std::to_string(i) + " (" + first.m.launches[i].kernel + "): " + error;
-        result.dynamic.counts.clear();
-        return;
+  // Is this outcome of a main job the evaluator's failure rather than the
+  // candidate's? A worker that could not start, died or hung outside the
+  // candidate's launches, or reported an error status.
+  static bool evaluator_failed(const job_outcome& out, const std::string& restart_error) {
+    if (!restart_error.empty()) return true;
+    if (out.end != job_end::result) return out.last.launch < 0;
+    return out.result.partial.evaluator_error();
+  }
+
+  // The main job, retried once on a fresh worker when the evaluator failed.
+  job_outcome run_main(gpu_slot& slot, protocol::worker_job& job, std::string& restart_error) {
+    job_outcome out = slot.run(job, restart_error);
+    if (!evaluator_failed(out, restart_error)) return out;
+    slot.replace_worker();
+    job.id = ++m_job_ids;
+    return slot.run(job, restart_error);
+  }
+
+  // Every (counted size, launch) on its own spare worker, concurrently.
+  // Returns "" and the counts per size, or why the proof is incomplete;
+  // `output_error` is set when a counted run computed a wrong result.
+  std::string count_instructions(gpu_slot& slot, const protocol::worker_job& main, const manifest& m,
+                                 std::vector<size_counts>& counted, std::string& output_error) {
+    std::vector<int> sizes = counted_size_indexes(main.t);
+    struct pass {
+      size_t size_slot;
+      int launch;
+      std::future<std::pair<job_outcome, std::string>> result;
+    };
+    std::vector<pass> passes;
+    counted.clear();
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      counted.push_back(counted_size_facts(main.t, m, main.t.sizes[size_t(sizes[k])]));
+      counted.back().counts.resize(m.launches.size());
+      for (size_t l = 0; l < m.launches.size(); ++l) {
+        protocol::worker_job job = main;
+        job.id = ++m_job_ids;
+        job.count_only = true;
+        job.count_launch = int(l);
+        job.count_size = sizes[k];
+        passes.push_back({k, int(l), std::async(std::launch::async, [&slot, job] {
+                            std::string err;
+                            job_outcome o = slot.count(job, err);
+                            return std::make_pair(std::move(o), err);
+                          })});
       }
-      for (const auto& c : out.result.dynamic.counts) result.dynamic.counts.push_back(c);
-      result.dynamic.time_ms += out.result.dynamic.time_ms;
     }
+    std::string error;
+    for (auto& p : passes) {
+      auto [out, start_error] = p.result.get();
+      std::string why = !start_error.empty()                 ? start_error
+                        : out.end != job_end::result         ? out.cause
+                        : !out.result.dynamic.ran            ? out.result.dynamic.error
+                                                             : "";
+      const std::string where = "counting launch " + std::to_string(p.launch) + " (" +
+                                m.launches[size_t(p.launch)].kernel + ") at " + counted[p.size_slot].size;
+      if (!why.empty() && error.empty()) error = where + ": " + why;
+      if (why.empty() && !out.result.dynamic.output_error.empty() && output_error.empty())
+        output_error = out.result.dynamic.output_error;
+      if (why.empty()) counted[p.size_slot].counts[size_t(p.launch)] = std::move(out.result.dynamic.counts);
+    }
+    if (!error.empty()) counted.clear();
+    return error;
   }
 
   gpu_slot& least_busy() {
@@ -230,44 +319,68 @@ class local_evaluator final : public evaluator {
     job.m = m;
     job.cubin = cm.cubin;
     job.seeds = req.seeds;
-    job.hidden_seed = req.hidden_seed;
+    job.hidden_seed = r.seeds.hidden;
+    job.timing_seed = r.seeds.timing;
+    job.count_seed = r.seeds.counting;
     job.run_timing = req.run_timing;
-    job.run_dynamic = !req.t.target_instructions.empty();
     job.time_limit_ms = req.time_limit_ms;
     job.timing_budget_ms = req.timing_budget_ms;
 
     gpu_slot& slot = least_busy();
     std::string restart_error;
-    job_outcome out = slot.run(job, restart_error);
+    job_outcome out = run_main(slot, job, restart_error);
     r.gpu = gpu_description();
     static_part p = static_check.get();
     r.instructions = p.report;
+    r.stages[stage::instructions].time_ms = p.ms;
+    std::vector<size_counts> counted;
+    std::string missing;
     if (!restart_error.empty()) {
       for (stage s : {stage::runtime, stage::correctness, stage::performance})
-        r.stages[s] = {stage_status::not_run, restart_error, 0.0};
-      r.stages[stage::instructions] = instruction_outcome(r.instructions, restart_error);
+        r.stages[s] = {stage_status::error, restart_error, 0.0};
+      missing = restart_error;
     } else if (out.end != job_end::result) {
+      bool candidate = out.last.launch >= 0;
       runtime_report rt;
-      rt.error = out.cause;
+      rt.error = candidate ? out.cause : "the GPU worker was lost outside the candidate's launches, twice: " + out.cause;
       rt.launch_index = out.last.launch;
       rt.size = out.last.size;
       rt.context_lost = true;
-      protocol::worker_result died;
-      died.partial.runtime = rt;
-      died.partial.stages[stage::runtime] = {stage_status::failed, out.cause, 0.0};
-      died.partial.stages[stage::correctness] = {stage_status::not_run, "not reached: runtime failed", 0.0};
-      died.partial.stages[stage::performance] = {stage_status::not_run, "not reached: runtime failed", 0.0};
-      merge_worker_result(died, p.sass, r);
+      r.runtime = rt;
+      r.stages[stage::runtime] = {candidate ? stage_status::failed : stage_status::error, rt.error, 0.0};
+      r.stages[stage::correctness] = {stage_status::not_run, "not reached: runtime failed", 0.0};
+      r.stages[stage::performance] = {stage_status::not_run, "not reached: runtime failed", 0.0};
     } else {
-      count_later_launches(slot, job, out.result);
-      merge_worker_result(out.result, p.sass, r);
+      merge_worker_result(out.result, r);
+      bool reached = r.stages[stage::runtime].status == stage_status::passed &&
+                     r.stages[stage::correctness].status == stage_status::passed;
+      if (reached && req.t.target_instructions.empty()) {
+        missing = "the task targets no instruction";
+      } else if (reached && !r.instructions.static_passed) {
+        missing = "not counted: a target instruction is missing from the PTX or the SASS";
+      } else if (reached) {
+        auto t0 = clock_type::now();
+        std::string output_error;
+        missing = count_instructions(slot, job, m, counted, output_error);
+        r.stages[stage::instructions].time_ms += ms_since(t0);
+        if (!output_error.empty()) {
+          // Right when checked, wrong when counted: the kernel behaves differently under observation.
+          r.stages[stage::correctness] = {stage_status::failed, output_error, r.stages[stage::correctness].time_ms};
+          r.correctness.note += (r.correctness.note.empty() ? "" : "; ") + output_error;
+          counted.clear();
+          missing = "not counted: the counted run was wrong";
+        }
+      }
     }
-    r.stages[stage::instructions].time_ms += p.ms;
+    decide_instructions(r, p.sass, req.t, counted, missing);
   }
 
+  int m_spares;
   std::vector<std::unique_ptr<gpu_slot>> m_slots;
   std::string m_no_gpu_reason;
   std::atomic<uint64_t> m_job_ids{0};
+  std::mutex m_rng_mutex;
+  std::mt19937_64 m_rng{(uint64_t(std::random_device{}()) << 32) ^ std::random_device{}()};
 };
 
 }  // namespace

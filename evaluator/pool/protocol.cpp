@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <stdexcept>
@@ -140,10 +141,12 @@ nlohmann::json to_json(const worker_job& j) {
           {"cubin_b64", base64_encode(j.cubin)},
           {"seeds", j.seeds},
           {"hidden_seed", j.hidden_seed},
+          {"timing_seed", j.timing_seed},
           {"run_timing", j.run_timing},
-          {"run_dynamic", j.run_dynamic},
-          {"count_launch", j.count_launch},
           {"count_only", j.count_only},
+          {"count_launch", j.count_launch},
+          {"count_size", j.count_size},
+          {"count_seed", j.count_seed},
           {"time_limit_ms", j.time_limit_ms},
           {"timing_budget_ms", j.timing_budget_ms}};
 }
@@ -156,10 +159,16 @@ worker_job job_from_json(const nlohmann::json& j) {
   job.cubin = base64_decode(j.at("cubin_b64").get<std::string>());
   job.seeds = j.at("seeds").get<std::vector<uint64_t>>();
   job.hidden_seed = j.at("hidden_seed").get<uint64_t>();
+  job.timing_seed = j.value("timing_seed", uint64_t(0));
   job.run_timing = j.value("run_timing", true);
-  job.run_dynamic = j.value("run_dynamic", true);
-  job.count_launch = j.value("count_launch", 0);
   job.count_only = j.value("count_only", false);
+  job.count_launch = j.value("count_launch", 0);
+  job.count_size = j.value("count_size", 0);
+  job.count_seed = j.value("count_seed", uint64_t(0));
+  if (job.count_size < 0 || size_t(job.count_size) >= job.t.sizes.size())
+    throw std::runtime_error("job: count_size out of range");
+  if (job.count_launch < 0 || size_t(job.count_launch) >= std::max<size_t>(1, job.m.launches.size()))
+    throw std::runtime_error("job: count_launch out of range");
   job.time_limit_ms = j.value("time_limit_ms", 10000.0);
   job.timing_budget_ms = j.value("timing_budget_ms", 1500.0);
   return job;
@@ -176,6 +185,9 @@ nlohmann::json to_json(const worker_result& r) {
           {"dynamic",
            {{"ran", r.dynamic.ran},
             {"error", r.dynamic.error},
+            {"output_error", r.dynamic.output_error},
+            {"size_index", r.dynamic.size_index},
+            {"launch", r.dynamic.launch},
             {"size", r.dynamic.size},
             {"task_flops", r.dynamic.task_flops},
             {"time_ms", r.dynamic.time_ms},
@@ -192,6 +204,9 @@ worker_result result_from_json(const nlohmann::json& j) {
     const auto& d = j["dynamic"];
     r.dynamic.ran = d.value("ran", false);
     r.dynamic.error = d.value("error", "");
+    r.dynamic.output_error = d.value("output_error", "");
+    r.dynamic.size_index = d.value("size_index", 0);
+    r.dynamic.launch = d.value("launch", 0);
     r.dynamic.size = d.value("size", "");
     r.dynamic.task_flops = d.value("task_flops", 0.0);
     r.dynamic.time_ms = d.value("time_ms", 0.0);

@@ -13,6 +13,10 @@
 //      "time_limit_ms":10000,"timing_budget_ms":1500}
 //   worker -> supervisor, while working (each one re-arms the watchdog):
 //     {"type":"progress","what":"launch 0 (gemm) at size M=384 N=256 K=1024","limit_ms":10000}
+//   worker -> supervisor, before the timed samples of a job:
+//     {"type":"ready_to_time"}   and waits for   {"type":"go"}   from the supervisor,
+//     which answers once no other process of this GPU (a spare worker starting,
+//     a counting pass) is running, so nothing of ours shares the GPU while it times.
 //   worker -> supervisor, at the end of the job:
 //     {"type":"result","id":7,"partial":{..evaluation_result json..},"context_lost":false,
 //      "dynamic":{"ran":true,"error":"","size":"M=384 ...","task_flops":2.0e8,"time_ms":80,
@@ -69,16 +73,19 @@ struct worker_job {
   std::vector<char> cubin;
   std::vector<uint64_t> seeds;
   uint64_t hidden_seed = 0;
+  uint64_t timing_seed = 0;  // inputs of the timed samples; never used for checking
   bool run_timing = true;
-  bool run_dynamic = true;
-  // The launch whose kernel the instrumented pass counts. CUPTI (13.0, H200)
-  // records only the first kernel launched in the first pass of a process, so
-  // each launch of a multi-launch candidate is counted by its own worker
-  // process: launches before it run uninstrumented, then it alone is counted.
-  int count_launch = 0;
-  // Only the counting pass (no correctness, no timing): the follow-up jobs
-  // for launches after the first.
+  // A counting job (no correctness, no timing): one instrumented pass that
+  // counts executed SASS of launch `count_launch` at size `count_size` (an
+  // index into t.sizes), on inputs of `count_seed`, checking the outputs
+  // afterwards. CUPTI (13.0, H200) records only the first kernel launched in
+  // the first pass of a process, so each (size, launch) is counted by its own
+  // worker process: launches before it run uninstrumented, it alone is
+  // counted, the later ones run uninstrumented again, then the outputs are checked.
   bool count_only = false;
+  int count_launch = 0;
+  int count_size = 0;
+  uint64_t count_seed = 0;
   double time_limit_ms = 10000;
   double timing_budget_ms = 1500;
 };
@@ -94,6 +101,9 @@ struct pc_count {
 struct dynamic_counts {
   bool ran = false;
   std::string error;     // why the instrumented pass did not run
+  std::string output_error;  // non-empty: the outputs of the counted run were wrong (a correctness failure)
+  int size_index = 0;    // index into the task's sizes
+  int launch = 0;        // the launch counted
   std::string size;      // size it ran at
   double task_flops = 0;  // task FLOPs at that size
   double time_ms = 0;     // wall time of the instrumented pass
@@ -110,7 +120,7 @@ struct worker_result {
   // (13.0, H200) counts executed instructions only in the first instrumented
   // pass of a process, so a worker that ran a pass is never reused.
   bool recycle = false;
-  dynamic_counts dynamic;
+  dynamic_counts dynamic;  // counting jobs only
 };
 nlohmann::json to_json(const worker_result& r);
 worker_result result_from_json(const nlohmann::json& j);

@@ -19,7 +19,7 @@ std::string compile_headline(const compile_report& report) {
   return log.empty() ? "compilation failed" : log;
 }
 
-void merge_worker_result(const protocol::worker_result& w, const sass_listing& sass, evaluation_result& r) {
+void merge_worker_result(const protocol::worker_result& w, evaluation_result& r) {
   for (stage s : {stage::runtime, stage::correctness, stage::performance}) {
     auto it = w.partial.stages.find(s);
     if (it != w.partial.stages.end()) r.stages[s] = it->second;
@@ -27,23 +27,27 @@ void merge_worker_result(const protocol::worker_result& w, const sass_listing& s
   r.runtime = w.partial.runtime;
   r.correctness = w.partial.correctness;
   r.performance = w.partial.performance;
+}
 
+void decide_instructions(evaluation_result& r, const sass_listing& sass, const task& t,
+                         const std::vector<size_counts>& counted, const std::string& missing) {
   bool reached = r.stages[stage::runtime].status == stage_status::passed &&
                  r.stages[stage::correctness].status == stage_status::passed;
-  if (reached && w.dynamic.ran) apply_dynamic_counts(r.instructions, sass, w.dynamic);
-  if (reached) {
-    double t = r.stages[stage::instructions].time_ms;
-    r.stages[stage::instructions] = instruction_outcome(r.instructions, w.dynamic.error);
-    r.stages[stage::instructions].time_ms = t + w.dynamic.time_ms;
-  } else if (!r.instructions.static_passed) {
-    r.stages[stage::instructions] = instruction_outcome(r.instructions, "");
+  double t_ms = r.stages[stage::instructions].time_ms;
+  if (reached && !counted.empty()) apply_dynamic_counts(r.instructions, sass, t, counted);
+  if (reached || !r.instructions.static_passed) {
+    r.stages[stage::instructions] = instruction_outcome(r.instructions, missing);
   } else {
-    bool runtime_failed = r.stages[stage::runtime].status != stage_status::passed;
-    r.stages[stage::instructions] = {stage_status::not_run,
-                                     std::string("not reached: ") + (runtime_failed ? "runtime" : "correctness") +
-                                         " failed (targets are in the PTX and the SASS)",
-                                     0.0};
+    stage_status runtime = r.stages[stage::runtime].status;
+    bool evaluator = runtime == stage_status::error || r.stages[stage::correctness].status == stage_status::error;
+    r.stages[stage::instructions] = {
+        stage_status::not_run,
+        evaluator ? std::string("not reached: the evaluator failed")
+                  : std::string("not reached: ") + (runtime != stage_status::passed ? "runtime" : "correctness") +
+                        " failed (targets are in the PTX and the SASS)",
+        0.0};
   }
+  r.stages[stage::instructions].time_ms = t_ms;
 }
 
 void finish_verdict(evaluation_result& r) {

@@ -5,6 +5,7 @@
 
 #include "evaluator/api/evaluation.hpp"
 #include "evaluator/compile/compile.hpp"
+#include "evaluator/pool/instruction_proof.hpp"
 #include "evaluator/pool/protocol.hpp"
 
 namespace ptxbench {
@@ -12,9 +13,13 @@ namespace ptxbench {
 // "ptxas error at line 42: ..." from the first error diagnostic (or the log).
 std::string compile_headline(const compile_report& report);
 
-// Takes runtime, correctness and performance from the worker and decides the
-// instructions stage with its executed counts.
-void merge_worker_result(const protocol::worker_result& w, const sass_listing& sass, evaluation_result& r);
+// Takes runtime, correctness and performance (and their reports) from the worker.
+void merge_worker_result(const protocol::worker_result& w, evaluation_result& r);
+
+// Decides the instructions stage from the static report in r.instructions and
+// the counts of every counted size (empty when none were taken: `missing` says why).
+void decide_instructions(evaluation_result& r, const sass_listing& sass, const task& t,
+                         const std::vector<size_counts>& counted, const std::string& missing);
 
 // Sets passed, verdict and headline. A stage with status error (the
 // evaluator failed) is the verdict before any failure; otherwise the first

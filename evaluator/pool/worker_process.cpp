@@ -74,9 +74,14 @@ worker_start worker_process::start(int timeout_ms) {
   std::string device_arg = std::to_string(m_device);
   std::string peak_arg = std::to_string(m_known_peak_tflops), copy_arg = std::to_string(m_known_copy_gbps);
   const bool known = m_known_peak_tflops > 0 && m_known_copy_gbps > 0;
-  char* argv[] = {const_cast<char*>(m_executable.c_str()), const_cast<char*>("--device"), device_arg.data(),
-                  const_cast<char*>(known ? "--peak-tflops" : nullptr), peak_arg.data(),
-                  const_cast<char*>("--copy-gbps"), copy_arg.data(), nullptr};
+  std::vector<char*> args = {const_cast<char*>(m_executable.c_str()), const_cast<char*>("--device"), device_arg.data()};
+  if (m_spare) args.push_back(const_cast<char*>("--spare"));
+  if (known) {
+    for (char* a : {const_cast<char*>("--peak-tflops"), peak_arg.data(), const_cast<char*>("--copy-gbps"), copy_arg.data()})
+      args.push_back(a);
+  }
+  args.push_back(nullptr);
+  char** argv = args.data();
   pid_t pid = ::fork();
   if (pid < 0) {
     out.error = std::string("fork: ") + std::strerror(errno);
@@ -135,7 +140,7 @@ worker_start worker_process::start(int timeout_ms) {
   }
 }
 
-job_outcome worker_process::run(const protocol::worker_job& job) {
+job_outcome worker_process::run(const protocol::worker_job& job, const std::function<void()>& before_timing) {
   job_outcome out;
   if (!alive()) {
     out.cause = "GPU worker is not running";
@@ -172,6 +177,10 @@ job_outcome worker_process::run(const protocol::worker_job& job) {
     if (type == "progress") {
       out.last = protocol::progress_from_json(j);
       allowance_ms = out.last.limit_ms;
+      deadline = clock_type::now() + std::chrono::milliseconds(int64_t(allowance_ms + k_slack_ms));
+    } else if (type == "ready_to_time") {
+      if (before_timing) before_timing();
+      if (!protocol::write_line(m_to_worker, R"({"type":"go"})")) continue;  // its death shows as end of file
       deadline = clock_type::now() + std::chrono::milliseconds(int64_t(allowance_ms + k_slack_ms));
     } else if (type == "result") {
       out.end = job_end::result;

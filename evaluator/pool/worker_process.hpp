@@ -7,6 +7,7 @@
 // Not thread-safe: the owning gpu slot serialises calls.
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -39,10 +40,16 @@ class worker_process {
   // Starts the process and waits up to `timeout_ms` for its hello. On failure
   // the process is gone and `error` says why (with the tail of its stderr).
   worker_start start(int timeout_ms);
-  // Sends one job and waits for its result, enforcing the watchdog. After a
-  // timeout or death the process is gone; alive() is false.
-  job_outcome run(const protocol::worker_job& job);
+  // Sends one job and waits for its result, enforcing the watchdog. When the
+  // worker asks for the GPU before timing (`ready_to_time`), calls
+  // `before_timing` (which may block) and then answers `go`; the watchdog
+  // restarts from then. After a timeout or death the process is gone; alive() is false.
+  job_outcome run(const protocol::worker_job& job, const std::function<void()>& before_timing);
   bool alive() const { return m_pid > 0; }
+  // Kills the process (if any); the next start() makes a fresh one.
+  void stop() { kill_and_reap(); }
+  // A spare for counting passes: its profiler is set up at start.
+  void set_spare(bool spare) { m_spare = spare; }
   // Rates measured by an earlier worker on this GPU: a replacement reuses them
   // instead of measuring again (about a second).
   void set_known_rates(double peak_tflops, double copy_gbps) {
@@ -63,6 +70,7 @@ class worker_process {
   std::string m_stderr_path;
   double m_known_peak_tflops = 0.0;
   double m_known_copy_gbps = 0.0;
+  bool m_spare = false;
   std::unique_ptr<protocol::line_reader> m_reader;
 };
 

@@ -5,10 +5,21 @@
 //   fake:crash         reports launch 0, then dies of SIGSEGV
 //   fake:hang          reports launch 0 with the job's time limit, then sleeps forever
 //   fake:sticky        reports a sticky CUDA error with context_lost, then exits
+//   fake:error         reports an evaluator error (status error at performance)
+//   fake:error_once:F  the same while file F does not exist (it creates it), else ok:
+//                      an evaluator error that a fresh worker does not repeat
+//   fake:lost          dies while computing references (outside the candidate's launches)
+//   fake:timed:F       asks for the GPU before "timing" (ready_to_time / go) and
+//                      appends "T start end" (steady-clock microseconds) to file F;
+//                      counting jobs append "C start end" for their pass
+// Counting jobs (count_only) answer that nothing was counted ("fake worker: no counters").
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <fstream>
 #include <string>
+#include <thread>
 
 #include "evaluator/pool/protocol.hpp"
 
@@ -26,10 +37,38 @@ int main() {
   send(protocol::to_json(h));
   protocol::line_reader in(0);
   std::string line;
+  auto now_us = [] {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
   while (in.read_line(line, -1) == protocol::line_reader::status::line) {
     protocol::worker_job job = protocol::job_from_json(nlohmann::json::parse(line));
     std::string mode = job.t.notes.rfind("fake:", 0) == 0 ? job.t.notes.substr(5) : "ok";
+    std::string arg;
+    if (size_t colon = mode.find(':'); colon != std::string::npos) {
+      arg = mode.substr(colon + 1);
+      mode = mode.substr(0, colon);
+    }
     std::string size = "K=1024 M=384 N=256";
+    if (job.count_only) {
+      auto t0 = now_us();
+      std::this_thread::sleep_for(std::chrono::milliseconds(mode == "timed" ? 30 : 1));
+      if (mode == "timed") std::ofstream(arg, std::ios::app) << "C " << t0 << " " << now_us() << "\n";
+      protocol::worker_result r;
+      r.id = job.id;
+      r.recycle = true;
+      r.dynamic.ran = false;
+      r.dynamic.error = "fake worker: no counters";
+      r.dynamic.size_index = job.count_size;
+      r.dynamic.launch = job.count_launch;
+      send(protocol::to_json(r));
+      return 0;
+    }
+    if (mode == "lost") {
+      send(protocol::to_json(protocol::worker_progress{"inputs and references for seed at size " + size, 60000, -1, size}));
+      ::raise(SIGSEGV);
+    }
+    if (mode == "error_once") mode = std::ifstream(arg).good() ? "ok" : (std::ofstream(arg) << "x", "error");
     send(protocol::to_json(protocol::worker_progress{"launch 0 (gemm_mma) at size " + size, job.time_limit_ms, 0, size}));
     if (mode == "crash") ::raise(SIGSEGV);
     if (mode == "hang")
@@ -49,7 +88,17 @@ int main() {
     r.partial.stages[stage::correctness] = {
         stage_status::passed, "pid " + std::to_string(::getpid()) + " job " + std::to_string(job.id), 1.0};
     r.partial.stages[stage::performance] = {stage_status::not_run, "timing not requested", 0.0};
-    r.dynamic.error = "fake worker: no counters";
+    if (mode == "error")
+      r.partial.stages[stage::performance] = {stage_status::error, "baseline failed: fake library status 7", 0.0};
+    if (mode == "timed") {
+      send({{"type", "ready_to_time"}});
+      std::string go;
+      while (in.read_line(go, -1) == protocol::line_reader::status::line && go.find("\"go\"") == std::string::npos) {
+      }
+      auto t0 = now_us();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      std::ofstream(arg, std::ios::app) << "T " << t0 << " " << now_us() << "\n";
+    }
     send(protocol::to_json(r));
   }
   return 0;

@@ -36,91 +36,6 @@ TEST_CASE("line reader splits lines - times out and sees end of file") {
   ::close(fds[0]);
 }
 
-namespace {
-
-sass_listing listing() {
-  sass_listing s;
-  s.available = true;
-  s.instructions = {{"k", 0x00, "LDG", "LDG.E R2, desc[UR4][R2.64] ;"},
-                    {"k", 0x10, "FFMA", "FFMA R4, R2, R3, R4 ;"},
-                    {"k", 0x20, "HGMMA", "HGMMA.64x128x16.F32.BF16 R24, gdesc[UR4], R24, gsb0 ;"},
-                    {"k", 0x30, "HMMA", "HMMA.16816.F32.BF16 R8, R12, R16, R8 ;"},
-                    {"k", 0x40, "SYNCS", "@!P0 SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4+0x8], R3 ;"}};
-  return s;
-}
-
-instruction_report report_for(const std::string& ptx, std::vector<std::string> sass, bool math) {
-  instruction_report r;
-  r.static_passed = true;
-  instruction_check c;
-  c.ptx = ptx;
-  c.ptx_count = 1;
-  c.sass_opcodes = std::move(sass);
-  c.sass_count = 1;
-  c.is_math = math;
-  c.passed = true;
-  r.checks.push_back(c);
-  return r;
-}
-
-}  // namespace
-
-TEST_CASE("a wgmma that is in the SASS but never executed fails the instructions stage") {
-  auto r = report_for("wgmma.mma_async", {"HGMMA", "QGMMA"}, true);
-  protocol::dynamic_counts d;
-  d.ran = true;
-  d.size = "M=384 N=256 K=1024";
-  d.task_flops = 2.0 * 384 * 256 * 1024;
-  d.counts = {{"k", 0x10, 1000000}, {"k", 0x20, 0}, {"other_library_kernel", 0x0, 99}};
-  apply_dynamic_counts(r, listing(), d);
-  CHECK(r.dynamic_ran);
-  CHECK(r.checks[0].executed == 0);
-  CHECK_FALSE(r.checks[0].passed);
-  CHECK(r.checks[0].note.find("never executed") != std::string::npos);
-  CHECK(r.executed_by_opcode.at("FFMA") == 1000000);
-  CHECK(r.executed_by_opcode.count("(unmapped pc)") == 0);  // library kernels are not the candidate's
-  auto o = instruction_outcome(r, "");
-  CHECK(o.status == stage_status::failed);
-}
-
-TEST_CASE("a math instruction passes only when it carries most of the task's FLOPs") {
-  double task = 2.0 * 384 * 256 * 1024;
-  double per_hmma = 2.0 * 16 * 8 * 16;
-  for (double share : {0.5, 1.0}) {
-    auto r = report_for("mma.sync", {"HMMA"}, true);
-    protocol::dynamic_counts d;
-    d.ran = true;
-    d.task_flops = task;
-    d.counts = {{"k", 0x30, uint64_t(share * task / per_hmma)}};
-    apply_dynamic_counts(r, listing(), d);
-    CHECK(r.checks[0].flop_share == doctest::Approx(share));
-    CHECK(r.checks[0].passed == (share >= k_min_flop_share));
-    CHECK(instruction_outcome(r, "").status == (share >= k_min_flop_share ? stage_status::passed : stage_status::failed));
-  }
-}
-
-TEST_CASE("a dotted table opcode matches predicated SASS with longer modifiers") {
-  auto r = report_for("mbarrier.try_wait", {"SYNCS.PHASECHK"}, false);
-  protocol::dynamic_counts d;
-  d.ran = true;
-  d.task_flops = 1;
-  d.counts = {{"k", 0x40, 12}};
-  apply_dynamic_counts(r, listing(), d);
-  CHECK(r.checks[0].executed == 12);
-  CHECK(r.checks[0].passed);
-}
-
-TEST_CASE("without the dynamic count the stage is unverified - never passed") {
-  auto r = report_for("wgmma.mma_async", {"HGMMA"}, true);
-  auto o = instruction_outcome(r, "no GPU on this machine");
-  CHECK(o.status == stage_status::unverified);
-  CHECK(o.reason.find("no GPU on this machine") != std::string::npos);
-  r.static_passed = false;
-  r.checks[0].passed = false;
-  r.checks[0].ptx_count = 0;
-  CHECK(instruction_outcome(r, "no GPU").status == stage_status::failed);
-}
-
 TEST_CASE("a job survives the trip to the worker: task - manifest - cubin bytes and settings") {
   protocol::worker_job job;
   job.id = 42;
@@ -132,6 +47,10 @@ TEST_CASE("a job survives the trip to the worker: task - manifest - cubin bytes 
   job.cubin = {'\x7f', 'E', 'L', 'F', '\0', '\xff'};
   job.seeds = {3, 4};
   job.hidden_seed = 99;
+  job.timing_seed = 77;
+  job.count_only = true;
+  job.count_size = 2;
+  job.count_seed = 55;
   job.time_limit_ms = 1234;
   auto back = protocol::job_from_json(nlohmann::json::parse(protocol::to_json(job).dump()));
   CHECK(back.id == 42);
@@ -142,6 +61,12 @@ TEST_CASE("a job survives the trip to the worker: task - manifest - cubin bytes 
   CHECK(back.m.scratch[0].init == "poison");
   CHECK(back.seeds == job.seeds);
   CHECK(back.hidden_seed == 99);
+  CHECK(back.timing_seed == 77);
+  CHECK(back.count_only);
+  CHECK(back.count_size == 2);
+  CHECK(back.count_seed == 55);
+  job.count_size = 3;  // the task has three sizes
+  CHECK_THROWS(protocol::job_from_json(nlohmann::json::parse(protocol::to_json(job).dump())));
   CHECK(back.time_limit_ms == 1234);
 }
 
@@ -160,4 +85,22 @@ TEST_CASE("the verdict is the first failed stage - an unverified stage never cou
   finish_verdict(r);
   CHECK(r.verdict == stage::correctness);
   CHECK(r.headline == "correctness failed: C wrong");
+}
+
+TEST_CASE("an evaluator error is the verdict before any failure - and says the evaluator failed") {
+  evaluation_result r;
+  for (int i = 0; i < stage_count; ++i) r.stages[stage(i)] = {stage_status::passed, "", 0.0};
+  r.stages[stage::correctness] = {stage_status::failed, "C wrong", 0.0};
+  r.stages[stage::performance] = {stage_status::error, "baseline failed: cuBLASLt status 7", 0.0};
+  finish_verdict(r);
+  CHECK_FALSE(r.passed);
+  CHECK(r.evaluator_error());
+  CHECK(r.verdict == stage::performance);
+  CHECK(r.headline.find("evaluator error") == 0);
+  auto j = to_json(r);
+  CHECK(j["verdict"] == "error");
+  CHECK(j["error_stage"] == "performance");
+  auto back = evaluation_result_from_json(j);
+  CHECK(back.evaluator_error());
+  CHECK(back.verdict == stage::performance);
 }

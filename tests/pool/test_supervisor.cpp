@@ -10,6 +10,9 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
+
+#include <unistd.h>
 
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/local.hpp"
@@ -201,4 +204,71 @@ TEST_CASE("many threads evaluate at once - every job gets its own result") {
   std::set<std::string> distinct(reasons.begin(), reasons.end());
   CHECK(distinct.size() == 16);
   for (const auto& s : reasons) CHECK(contains(s, "job "));
+}
+
+TEST_CASE("an evaluator error is retried once on a fresh worker - and is not the candidate's if it persists") {
+  auto ev = fake_evaluator();
+  fs::path marker = fs::temp_directory_path() / ("ptxbench-error-once-" + std::to_string(::getpid()));
+  fs::remove(marker);
+  auto once = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "error_once:" + marker.string()));
+  CHECK(fs::exists(marker));
+  CHECK_FALSE(once.evaluator_error());  // the fresh worker's answer counts
+  CHECK(once.stages[stage::correctness].status == stage_status::passed);
+  fs::remove(marker);
+
+  auto always = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "error"));
+  CHECK(always.evaluator_error());
+  CHECK(always.stages[stage::performance].status == stage_status::error);
+  CHECK(contains(always.headline, "evaluator error"));
+  CHECK(to_json(always)["verdict"] == "error");
+}
+
+TEST_CASE("a worker lost outside the candidate's launches is an evaluator error, not a runtime failure") {
+  auto ev = fake_evaluator();
+  auto r = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "lost"));
+  CHECK(r.stages[stage::runtime].status == stage_status::error);
+  CHECK(r.evaluator_error());
+  CHECK(contains(r.headline, "outside the candidate's launches"));
+  auto after = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "ok"));
+  CHECK(after.stages[stage::correctness].status == stage_status::passed);
+}
+
+TEST_CASE("while a worker times, no counting pass or spare start of ours runs on its GPU") {
+  auto ev = fake_evaluator();
+  fs::path log = fs::temp_directory_path() / ("ptxbench-gate-" + std::to_string(::getpid()));
+  fs::remove(log);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 6; ++i)
+    threads.emplace_back([&] { ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "timed:" + log.string())); });
+  for (auto& t : threads) t.join();
+  std::ifstream in(log);
+  std::vector<std::tuple<char, long long, long long>> spans;
+  char kind;
+  long long a, b;
+  while (in >> kind >> a >> b) spans.emplace_back(kind, a, b);
+  fs::remove(log);
+  int timed = 0, counted = 0;
+  for (auto& [k, s, e] : spans) (k == 'T' ? timed : counted)++;
+  CHECK(timed == 6);
+  CHECK(counted == 6 * 2);  // the smallest and the timed size, one launch each
+  for (auto& [k1, s1, e1] : spans)
+    for (auto& [k2, s2, e2] : spans)
+      if (k1 == 'T' && k2 == 'C') CHECK_MESSAGE((e1 <= s2 || e2 <= s1), "a counting pass overlapped a timing window");
+}
+
+TEST_CASE("every evaluation draws its own hidden, timing and counting seeds - and records them") {
+  auto ev = fake_evaluator();
+  auto a = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "ok"));
+  auto b = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "ok"));
+  CHECK(a.seeds.public_seeds == std::vector<uint64_t>{1, 2});
+  CHECK(a.seeds.hidden != 0);
+  CHECK(a.seeds.hidden != b.seeds.hidden);
+  CHECK(a.seeds.timing != a.seeds.hidden);
+  CHECK(a.seeds.counting != a.seeds.timing);
+  auto back = evaluation_result_from_json(to_json(a));
+  CHECK(back.seeds.hidden == a.seeds.hidden);
+  CHECK(back.seeds.timing == a.seeds.timing);
+  auto req = request("correct_mma_sync", "gemm_bf16_mma_sync", "ok");
+  req.hidden_seed = 1234;
+  CHECK(ev->evaluate(req).seeds.hidden == 1234);
 }

@@ -1,0 +1,203 @@
+// The dynamic half of the instructions stage, without a GPU: executed counts
+// per PC (as the counting passes return them) judged against the rules of
+// evaluator/pool/instruction_proof.hpp, at every counted size.
+#include <doctest/doctest.h>
+
+#include "evaluator/pool/instruction_proof.hpp"
+
+using namespace ptxbench;
+
+namespace {
+
+const task& tma_task() {
+  static task t = load_task_file(std::string(PTXBENCH_SOURCE_DIR) + "/tasks/gemm_bf16_wgmma_tma.json");
+  return t;
+}
+
+sass_listing listing() {
+  sass_listing s;
+  s.available = true;
+  s.instructions = {{"k", 0x00, "LDG", "LDG.E R2, desc[UR4][R2.64] ;"},
+                    {"k", 0x10, "FFMA", "FFMA R4, R2, R3, R4 ;"},
+                    {"k", 0x20, "HGMMA", "HGMMA.64x256x16.F32.BF16 R24, gdesc[UR4], R24, gsb0 ;"},
+                    {"k", 0x30, "QGMMA", "QGMMA.64x256x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24, gsb0 ;"},
+                    {"k", 0x40, "SYNCS", "@!P0 SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4+0x8], R3 ;"},
+                    {"k", 0x50, "UTMALDG", "UTMALDG.2D [UR8], [UR4] ;"},
+                    {"k", 0x60, "UTMASTG", "UTMASTG.2D [UR4], [UR8] ;"}};
+  return s;
+}
+
+// The static report of a candidate with every target in the PTX and SASS.
+instruction_report static_report() {
+  instruction_report r;
+  r.static_passed = true;
+  for (auto [ptx, sass, math] : {std::tuple{"wgmma.mma_async", std::vector<std::string>{"HGMMA", "QGMMA", "IGMMA"}, true},
+                                 std::tuple{"cp.async.bulk.tensor", std::vector<std::string>{"UTMALDG", "UTMASTG"}, false},
+                                 std::tuple{"mbarrier.try_wait", std::vector<std::string>{"SYNCS.PHASECHK"}, false}}) {
+    instruction_check c;
+    c.ptx = ptx;
+    c.ptx_count = 1;
+    c.sass_opcodes = sass;
+    c.sass_count = 1;
+    c.is_math = math;
+    c.passed = true;
+    r.checks.push_back(c);
+  }
+  return r;
+}
+
+// One launch, 128x256 tiles, A box 64x128 and B box 64x256 (bf16).
+size_counts facts(int64_t m, int64_t n, int64_t k) {
+  size_point s;
+  s.values = {{"M", m}, {"N", n}, {"K", k}};
+  manifest man = parse_manifest_text(
+      R"json({"launches":[{"kernel":"k","grid":["cdiv(N,256)","cdiv(M,128)",1],"block":[384,1,1],"shared_bytes":1024,)json"
+      R"json("params":[{"tensor_map":{"tensor":"A","box":[64,128],"swizzle":"128B"}},)json"
+      R"json({"tensor_map":{"tensor":"B","box":[64,256],"swizzle":"128B"}},{"buffer":"C"},{"size":"M"},{"size":"N"},{"size":"K"}]}]})json");
+  size_counts sc = counted_size_facts(tma_task(), man, s);
+  sc.counts.resize(1);
+  return sc;
+}
+
+// The counts an honest pipelined kernel executes at (m, n, k): HGMMA 64x256x16
+// for every FLOP, one A and one B load per 64-wide K step per CTA, eight
+// consumer waits per step, a little FFMA in the epilogue.
+size_counts honest(int64_t m, int64_t n, int64_t k) {
+  size_counts sc = facts(m, n, k);
+  double per_hgmma = 2.0 * 64 * 256 * 16 / 4;
+  uint64_t hgmma = uint64_t(sc.task_flops / per_hgmma);
+  uint64_t ctas = uint64_t(sc.launches[0].ctas), steps = ctas * uint64_t(k / 64);
+  sc.counts[0] = {{"k", 0x20, hgmma}, {"k", 0x50, 2 * steps}, {"k", 0x40, 8 * steps},
+                  {"k", 0x10, uint64_t(0.01 * sc.task_flops / 64)}};
+  return sc;
+}
+
+const instruction_check& check(const instruction_report& r, const std::string& ptx) {
+  for (const auto& c : r.checks)
+    if (c.ptx == ptx) return c;
+  FAIL("no check " << ptx);
+  return r.checks.front();
+}
+
+}  // namespace
+
+TEST_CASE("an honest wgmma + TMA + mbarrier pipeline passes at both counted sizes") {
+  auto r = static_report();
+  apply_dynamic_counts(r, listing(), tma_task(), {honest(384, 256, 1024), honest(4096, 4096, 4096)});
+  CHECK(r.dynamic_ran);
+  for (const auto& c : r.checks) {
+    CHECK_MESSAGE(c.passed, c.ptx << ": " << c.note);
+    CHECK(c.sizes.size() == 2);
+  }
+  CHECK(check(r, "wgmma.mma_async").flop_share == doctest::Approx(1.0).epsilon(0.01));
+  CHECK(instruction_outcome(r, "").status == stage_status::passed);
+}
+
+TEST_CASE("a wgmma that is in the SASS but never executed fails the instructions stage") {
+  auto r = static_report();
+  auto sc = honest(384, 256, 1024);
+  sc.counts[0][0].executed = 0;
+  sc.counts[0].push_back({"other_library_kernel", 0x0, 99});
+  apply_dynamic_counts(r, listing(), tma_task(), {sc});
+  CHECK_FALSE(check(r, "wgmma.mma_async").passed);
+  CHECK(check(r, "wgmma.mma_async").note.find("never executed") != std::string::npos);
+  CHECK(r.executed_by_opcode.count("(unmapped pc)") == 0);  // library kernels are not the candidate's
+  CHECK(instruction_outcome(r, "").status == stage_status::failed);
+}
+
+TEST_CASE("a math target passes only when it carries most of the task's FLOPs") {
+  for (double share : {0.5, 0.89, 0.95}) {
+    auto r = static_report();
+    auto sc = honest(384, 256, 1024);
+    sc.counts[0][0].executed = uint64_t(share * sc.task_flops / (2.0 * 64 * 256 * 16 / 4));
+    apply_dynamic_counts(r, listing(), tma_task(), {sc});
+    CHECK(check(r, "wgmma.mma_async").passed == (share >= k_min_flop_share));
+  }
+}
+
+TEST_CASE("dummy tensor-core work beside FFMA that does the math fails: the math is done by FFMA") {
+  auto r = static_report();
+  auto sc = honest(384, 256, 1024);
+  sc.counts[0][3].executed = uint64_t(sc.task_flops / 64);  // FFMA does every FLOP as well
+  apply_dynamic_counts(r, listing(), tma_task(), {sc});
+  const auto& w = check(r, "wgmma.mma_async");
+  CHECK_FALSE(w.passed);
+  CHECK(w.note.find("the math is done by") != std::string::npos);
+  CHECK(w.note.find("FFMA") != std::string::npos);
+  CHECK(r.other_math_share.at(sc.size) == doctest::Approx(1.01).epsilon(0.01));
+  auto o = instruction_outcome(r, "");
+  CHECK(o.status == stage_status::failed);
+  CHECK(o.reason.find("FFMA") != std::string::npos);
+}
+
+TEST_CASE("the tensor-core path taken only at the smallest size fails at the timed size") {
+  auto r = static_report();
+  auto timed = honest(4096, 4096, 4096);
+  timed.counts[0][0].executed = 0;
+  timed.counts[0][3].executed = uint64_t(timed.task_flops / 64);
+  apply_dynamic_counts(r, listing(), tma_task(), {honest(384, 256, 1024), timed});
+  const auto& w = check(r, "wgmma.mma_async");
+  CHECK_FALSE(w.passed);
+  CHECK(w.sizes[0].passed);
+  CHECK_FALSE(w.sizes[1].passed);
+  CHECK(w.note.find("K=4096") != std::string::npos);
+}
+
+TEST_CASE("tensor-core math on another type (fp8 in a bf16 task) is not the task's math") {
+  auto r = static_report();
+  auto sc = honest(384, 256, 1024);
+  sc.counts[0][0] = {"k", 0x30, uint64_t(sc.task_flops / (2.0 * 64 * 256 * 32 / 4))};  // QGMMA e4m3
+  apply_dynamic_counts(r, listing(), tma_task(), {sc});
+  CHECK_FALSE(check(r, "wgmma.mma_async").passed);
+  CHECK(math_operand_type(listing().instructions[3]) == "E4M3");
+  CHECK(math_operand_type(listing().instructions[2]) == "BF16");
+}
+
+TEST_CASE("a TMA store does not satisfy a TMA-load target") {
+  auto r = static_report();
+  auto sc = honest(384, 256, 1024);
+  sc.counts[0][1] = {"k", 0x60, 6};  // UTMASTG only
+  apply_dynamic_counts(r, listing(), tma_task(), {sc});
+  const auto& c = check(r, "cp.async.bulk.tensor");
+  CHECK_FALSE(c.passed);
+  CHECK(c.note.find("stores") != std::string::npos);
+}
+
+TEST_CASE("a token TMA load fails: TMA loads must move a share of the input bytes") {
+  auto r = static_report();
+  auto sc = honest(384, 256, 1024);
+  sc.counts[0][1].executed = 2;  // one box of each operand per kernel
+  apply_dynamic_counts(r, listing(), tma_task(), {sc});
+  const auto& c = check(r, "cp.async.bulk.tensor");
+  CHECK_FALSE(c.passed);
+  CHECK(c.sizes[0].bytes_share < k_min_moved_share);
+  CHECK(c.note.find("of the") != std::string::npos);
+}
+
+TEST_CASE("an mbarrier wait executed once per kernel fails: one per pipeline step") {
+  auto r = static_report();
+  auto sc = honest(384, 256, 1024);
+  sc.counts[0][2].executed = 1;
+  apply_dynamic_counts(r, listing(), tma_task(), {sc});
+  const auto& c = check(r, "mbarrier.try_wait");
+  CHECK_FALSE(c.passed);
+  CHECK(c.note.find("pipeline steps") != std::string::npos);
+}
+
+TEST_CASE("without the dynamic count the stage is unverified - never passed") {
+  auto r = static_report();
+  auto o = instruction_outcome(r, "no GPU on this machine");
+  CHECK(o.status == stage_status::unverified);
+  CHECK(o.reason.find("no GPU on this machine") != std::string::npos);
+  r.static_passed = false;
+  r.checks[0].passed = false;
+  r.checks[0].ptx_count = 0;
+  CHECK(instruction_outcome(r, "no GPU").status == stage_status::failed);
+}
+
+TEST_CASE("scalar math carries its FLOPs per warp-level execution") {
+  CHECK(math_flops_per_exec({"k", 0, "FFMA", "FFMA R1, R2, R3, R1 ;"}) == 64);
+  CHECK(math_flops_per_exec({"k", 0, "HFMA2", "HFMA2.BF16_V2 R1, R2, R3, R1 ;"}) == 128);
+  CHECK(math_operand_type({"k", 0, "HFMA2", "HFMA2.BF16_V2 R1, R2, R3, R1 ;"}) == "BF16");
+  CHECK(math_flops_per_exec({"k", 0, "LDG", "LDG.E R2, [R2] ;"}) == 0);
+}
