@@ -58,7 +58,7 @@ run() { # name timeout_s command...
 
 : > "$OUT/steps.txt"
 rm -f "$OUT/gpu_tests.jsonl"
-PTXBENCH_GPU_TEST_LOG=$OUT/gpu_tests.jsonl run gpu_tests "${PTXBENCH_SUITE_TEST_LIMIT:-90}" \
+PTXBENCH_GPU_TEST_LOG=$OUT/gpu_tests.jsonl run gpu_tests "${PTXBENCH_SUITE_TEST_LIMIT:-240}" \
   "$BIN/ptxbench_tests_gpu" --duration=true
 run eval_latency "${PTXBENCH_SUITE_BENCH_LIMIT:-60}" \
   "$BIN/ptxbench_bench_eval_latency" --json "$OUT/eval_latency.json" --passes 1
@@ -150,6 +150,26 @@ if sols:
     for case, pf in sols:
         print(f'{case:44} {pf.get("candidate_tflops", 0):8.1f} {pf.get("baseline_tflops", 0):9.1f} '
               f'{pf.get("speedup", 0):8.3f} {pf.get("pct_of_peak", 0):7.1f}  {pf.get("baseline_name", "")[:40]}')
+# Error figures of honest implementations (reference solutions, and the
+# baseline library on the timing seed): what the normalised bounds are set from.
+cal = []
+if os.path.exists(p):
+    for line in open(p):
+        r = json.loads(line)
+        if not r["case"].startswith("solution"):
+            continue
+        worst = {}
+        for o in r.get("correctness", {}).get("outputs", []):
+            w = worst.setdefault(o["tensor"], [0.0, 0.0])
+            w[0] = max(w[0], o.get("rel_l2_error", 0)); w[1] = max(w[1], o.get("max_err_to_scale", 0))
+        perf = r.get("performance") or {}
+        for t, (l2, sc) in worst.items():
+            cal.append((r["case"], t, l2, sc, perf.get("baseline_rel_l2", {}).get(t), perf.get("baseline_max_err_to_scale", {}).get(t)))
+if cal:
+    print(f'\n{"calibration":44} {"out":4} {"relL2":>9} {"err/scale":>9} {"lib relL2":>9} {"lib e/s":>9}')
+    for c in cal:
+        f = lambda v: f"{v:9.2e}" if isinstance(v, (int, float)) else f'{"-":>9}'
+        print(f"{c[0]:44} {c[1]:4} {f(c[2])} {f(c[3])} {f(c[4])} {f(c[5])}")
 for name in ("gpu_libs", "demo"):
     f = os.path.join(out, name + ".log")
     if os.path.exists(f):

@@ -1,6 +1,7 @@
 #include "agent/store/schema.hpp"
 
 #include <string>
+#include <vector>
 
 #include "agent/store/store.hpp"
 
@@ -110,6 +111,45 @@ CREATE INDEX IF NOT EXISTS evaluations_by_candidate ON evaluations (candidate_id
 CREATE INDEX IF NOT EXISTS llm_failures_by_trajectory ON llm_failures (trajectory_id, round);
 )sql";
 
+// Columns added after a table's first release. A database written by an
+// earlier ptxbench gets them on open (ALTER TABLE ... ADD COLUMN), so each
+// feature adds its rows here instead of bumping the version: an older binary
+// still reads a newer file's tables (it ignores columns it does not know).
+// Each declaration must be valid for ADD COLUMN (a constant DEFAULT, or NULL).
+struct added_column {
+  const char* table;
+  const char* column;
+  const char* declaration;
+};
+const std::vector<added_column> k_added_columns = {
+    // {"table", "column", "TEXT"},
+};
+
+// Tables added after the first release: CREATE TABLE IF NOT EXISTS statements.
+constexpr const char* k_added_tables[] = {
+    "CREATE TABLE IF NOT EXISTS schema_changes (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
+};
+
+bool has_column(connection& db, const std::string& table, const std::string& column) {
+  statement info = db.query("SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2");
+  info.bind(1, table);
+  info.bind(2, column);
+  return info.step() && info.int64_at(0) > 0;
+}
+
+void add_missing_columns(connection& db) {
+  for (const char* sql : k_added_tables) db.exec(sql);
+  for (const auto& c : k_added_columns) {
+    if (has_column(db, c.table, c.column)) continue;
+    const std::string alter = std::string("ALTER TABLE ") + c.table + " ADD COLUMN " + c.column + " " + c.declaration;
+    db.exec(alter.c_str());
+    statement note = db.query("INSERT OR REPLACE INTO schema_changes (name, applied_at) VALUES (?1, ?2)");
+    note.bind(1, std::string(c.table) + "." + c.column);
+    note.bind(2, utc_now_iso8601());
+    note.run();
+  }
+}
+
 // The stored schema version, or nullopt when meta has none. Throws store_error
 // naming the file when the meta table itself is missing.
 std::optional<int> stored_version(connection& db) {
@@ -147,6 +187,7 @@ void apply_schema(connection& db) {
       throw store_error(describe(db.file(), "not a ptxbench run database (tables but no meta.schema_version)"));
   }
   db.exec(k_schema_sql);
+  add_missing_columns(db);
   if (!version) {
     statement put = db.query("INSERT INTO meta (key, value) VALUES ('schema_version', ?1), ('application', 'ptxbench'),"
                              " ('created_at', ?2)");

@@ -223,7 +223,7 @@ TEST_CASE("an evaluator error is retried once on a fresh worker - and is not the
   CHECK(to_json(always)["verdict"] == "error");
 }
 
-TEST_CASE("a worker lost outside the candidate's launches is an evaluator error, not a runtime failure") {
+TEST_CASE("a worker lost outside the candidate's launches is an evaluator error and not a runtime failure") {
   auto ev = fake_evaluator();
   auto r = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "lost"));
   CHECK(r.stages[stage::runtime].status == stage_status::error);
@@ -233,7 +233,7 @@ TEST_CASE("a worker lost outside the candidate's launches is an evaluator error,
   CHECK(after.stages[stage::correctness].status == stage_status::passed);
 }
 
-TEST_CASE("while a worker times, no counting pass or spare start of ours runs on its GPU") {
+TEST_CASE("while a worker times no counting pass or spare start of ours runs on its GPU") {
   auto ev = fake_evaluator();
   fs::path log = fs::temp_directory_path() / ("ptxbench-gate-" + std::to_string(::getpid()));
   fs::remove(log);
@@ -256,7 +256,7 @@ TEST_CASE("while a worker times, no counting pass or spare start of ours runs on
       if (k1 == 'T' && k2 == 'C') CHECK_MESSAGE((e1 <= s2 || e2 <= s1), "a counting pass overlapped a timing window");
 }
 
-TEST_CASE("every evaluation draws its own hidden, timing and counting seeds - and records them") {
+TEST_CASE("every evaluation draws its own hidden and timing and counting seeds - and records them") {
   auto ev = fake_evaluator();
   auto a = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "ok"));
   auto b = ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "ok"));
