@@ -66,7 +66,8 @@ std::string format_correctness(const correctness_report& c, bool include_hidden_
       o << "- " << x.tensor << " at " << x.size << ": wrong on a hidden seed (figures withheld)\n";
       continue;
     }
-    o << "- " << x.tensor << " at " << x.size << " (seed " << x.seed << "): max abs err "
+    o << "- " << x.tensor << " at " << x.size << (x.timed_run ? " in a timed sample" : "") << " (seed " << x.seed
+      << "): max abs err "
       << fmt("%.4g", x.max_abs_error) << ", max rel err " << fmt("%.4g", x.max_rel_error) << ", rel L2 "
       << fmt("%.3g", x.rel_l2_error) << ", mismatches " << fmt("%.4f%%", 100.0 * x.mismatch_fraction) << ", NaNs "
       << x.nan_count << ", untouched " << x.untouched_count << " of " << x.elements << "\n";
