@@ -67,18 +67,25 @@ std::string counted_run(worker_state& w, reference_cache& refs, const protocol::
   prepare_buffers(w, t, job.m, *run, before.globals);
   PTXB_CU(cuStreamSynchronize(w.stream));
   const size_t target = size_t(job.count_launch);
-  auto run_uninstrumented = [&](size_t from, size_t to) -> std::string {
-    for (size_t i = from; i < to && i < run->plan.launches.size(); ++i) {
-      CUresult e = enqueue(run->plan.launches[i], w.stream);
+  auto run_uninstrumented = [&](launch_plan& plan, size_t from, size_t to) -> std::string {
+    for (size_t i = from; i < to && i < plan.launches.size(); ++i) {
+      CUresult e = enqueue(plan.launches[i], w.stream);
       if (e == CUDA_SUCCESS) e = cuStreamSynchronize(w.stream);
       if (e != CUDA_SUCCESS) return "launch " + std::to_string(i) + ": " + describe(e);
     }
     return "";
   };
-  if (std::string e = run_uninstrumented(0, target); !e.empty()) return "instrumented run failed: " + e;
-  // The module stays loaded until the counts are flushed: unloading it inside
-  // the pass would drop its patched-instruction records.
+  if (std::string e = run_uninstrumented(run->plan, 0, target); !e.empty()) return "instrumented run failed: " + e;
+  // No copy of the cubin stays loaded while the pass is on (as in the flow
+  // measured to record on the H200): the counted launch and the ones after it
+  // come from the module loaded inside the pass, which stays loaded until
+  // the counts are flushed (unloading it inside the pass would drop its
+  // patched-instruction records).
+  run->plan = launch_plan{};
+  cuModuleUnload(before.module);
+  before.module = nullptr;
   CUmodule module = nullptr;
+  launch_plan plan;
   std::string inner;
   counted = count_executed_sass(w.context, [&] {
     CUresult e = cuModuleLoadData(&module, job.cubin.data());
@@ -86,7 +93,7 @@ std::string counted_run(worker_state& w, reference_cache& refs, const protocol::
       inner = "module load under instrumentation: " + describe(e);
       return;
     }
-    launch_plan plan = prepare_launches(module, job.m, t, s, run->addresses, w.limits);
+    plan = prepare_launches(module, job.m, t, s, run->addresses, w.limits);
     if (!plan.refusal.empty()) inner = plan.refusal;
     if (inner.empty() && target >= plan.launches.size()) inner = "no launch " + std::to_string(target);
     if (inner.empty()) {
@@ -95,11 +102,13 @@ std::string counted_run(worker_state& w, reference_cache& refs, const protocol::
       if (e != CUDA_SUCCESS) inner = "launch " + std::to_string(target) + ": " + describe(e);
     }
   });
+  std::string after;
+  if (counted.ok && inner.empty()) after = run_uninstrumented(plan, target + 1, plan.launches.size());
+  plan = launch_plan{};
   if (module) cuModuleUnload(module);
   if (!counted.ok) return "CUPTI SASS counting failed: " + counted.error;
   if (!inner.empty()) return "instrumented run failed: " + inner;
-  if (std::string e = run_uninstrumented(target + 1, run->plan.launches.size()); !e.empty())
-    return "run after the instrumented launch failed: " + e;
+  if (!after.empty()) return "run after the instrumented launch failed: " + after;
   correctness_report report;
   if (!check_outputs(w, refs, t, *run, *ref, job.count_seed, true, report)) {
     for (const auto& c : report.outputs)

@@ -1,33 +1,48 @@
 #include "evaluator/gpu/module_globals.hpp"
 
+#include <algorithm>
+
 #include "evaluator/gpu/cuda_check.hpp"
 
 namespace ptxbench::gpu {
 
+// Each variable is located and restored on its own: the driver need not place
+// a section's variables contiguously (a 32 MiB array next to a small counter
+// was measured to break the "section base = symbol address - offset" guess),
+// so only [address, address + size) of each symbol is ever written.
 std::string find_global_sections(const std::vector<char>& cubin, CUmodule module, std::vector<global_section>& out) {
   out.clear();
   cubin_globals g = read_cubin_globals(cubin);
   if (!g.error.empty()) return g.error;
+  std::string problem;
   for (const auto& sec : g.sections) {
     if (sec.bytes == 0) continue;
-    global_section found;
-    found.name = sec.name;
-    found.bytes = sec.bytes;
-    found.initial = sec.initial;
     for (const auto& sym : g.symbols) {
-      if (sym.section != sec.name || sym.name.empty()) continue;
+      if (sym.section != sec.name || sym.name.empty() || sym.bytes == 0) continue;
       CUdeviceptr p = 0;
       size_t bytes = 0;
-      if (cuModuleGetGlobal(&p, &bytes, module, sym.name.c_str()) != CUDA_SUCCESS || p < sym.offset) continue;
-      found.address = p - sym.offset;
-      break;
+      if (cuModuleGetGlobal(&p, &bytes, module, sym.name.c_str()) != CUDA_SUCCESS || p == 0) {
+        if (problem.empty())
+          problem = "the module's .global variable " + sym.name + " (" + std::to_string(sym.bytes) +
+                    " bytes) could not be located, so its state could not be reset between runs";
+        continue;
+      }
+      global_section v;
+      v.name = sym.name;
+      v.address = p;
+      v.bytes = std::min<uint64_t>(bytes, sym.bytes);
+      if (!sec.initial.empty()) {
+        // Initial values come from the section image; a symbol past its end keeps zeros.
+        v.initial.assign(v.bytes, 0);
+        if (sym.offset < sec.initial.size()) {
+          uint64_t n = std::min<uint64_t>(v.bytes, sec.initial.size() - sym.offset);
+          std::copy_n(sec.initial.begin() + std::ptrdiff_t(sym.offset), n, v.initial.begin());
+        }
+      }
+      out.push_back(std::move(v));
     }
-    if (found.address == 0)
-      return "the module's " + sec.name + " section (" + std::to_string(sec.bytes) +
-             " bytes of .global variables) could not be located, so its state could not be reset between runs";
-    out.push_back(std::move(found));
   }
-  return "";
+  return problem;
 }
 
 void restore_global_sections(const std::vector<global_section>& sections, CUstream stream) {

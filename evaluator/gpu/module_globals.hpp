@@ -17,10 +17,10 @@
 
 namespace ptxbench::gpu {
 
-// One global-memory section of a loaded module: where it lives on the device
-// and what it holds at load time.
+// One `.global` variable of a loaded module: where it lives on the device and
+// what it holds at load time.
 struct global_section {
-  std::string name;        // ".nv.global" or ".nv.global.init"
+  std::string name;        // the variable's symbol
   CUdeviceptr address = 0;
   uint64_t bytes = 0;
   std::vector<char> initial;  // empty for .nv.global (zero-filled)
@@ -28,12 +28,12 @@ struct global_section {
 
 // Reads the cubin's symbol table (an ELF64 image; malformed input gives an
 // error, never a read outside `cubin`) and locates each global section of
-// `module` through one of its symbols (cuModuleGetGlobal). Returns "" or why
-// a section could not be located (then it cannot be restored: the caller
-// refuses the candidate rather than run it with state it cannot reset).
+// `module` variable by variable (cuModuleGetGlobal). Returns "" or why a
+// variable could not be located (the caller reports it as a note; the
+// variables found are still restored).
 std::string find_global_sections(const std::vector<char>& cubin, CUmodule module, std::vector<global_section>& out);
 
-// Puts every section back to its load-time contents (asynchronous on `stream`).
+// Puts every variable back to its load-time contents (asynchronous on `stream`).
 void restore_global_sections(const std::vector<global_section>& sections, CUstream stream);
 
 }  // namespace ptxbench::gpu
