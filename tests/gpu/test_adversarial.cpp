@@ -59,7 +59,34 @@ evaluation_result run_case(const std::string& name) {
     if (c.contains("untouched")) CHECK((untouched > 0) == c["untouched"].get<bool>());
     if (c.contains("nans")) CHECK((nans > 0) == c["nans"].get<bool>());
   }
+  if (expected.contains("static_instructions"))
+    CHECK(r.instructions.static_passed == expected["static_instructions"].get<bool>());
   return r;
+}
+
+const instruction_check* target(const evaluation_result& r, const std::string& ptx) {
+  for (const auto& c : r.instructions.checks)
+    if (c.ptx == ptx) return &c;
+  return nullptr;
+}
+
+// A cheat whose trigger the evaluator takes away must be no faster than the
+// honest kernel it was made from (10% for noise; skipping a third of the
+// tiles would make it about 1.5x faster).
+void not_faster_than(const evaluation_result& cheat, const std::string& honest_case) {
+  auto honest = run_case(honest_case);
+  REQUIRE(cheat.performance);
+  REQUIRE(honest.performance);
+  CHECK_MESSAGE(cheat.performance->candidate_ms >= 0.9 * honest.performance->candidate_ms,
+                "timed median " << cheat.performance->candidate_ms << " ms vs the honest kernel's "
+                                << honest.performance->candidate_ms << " ms");
+}
+
+// The other math's share at the counted size whose name contains `size`.
+double other_share_at(const evaluation_result& r, const std::string& size) {
+  for (const auto& [name, share] : r.instructions.other_math_share)
+    if (name.find(size) != std::string::npos) return share;
+  return -1;
 }
 
 }  // namespace
@@ -87,6 +114,101 @@ TEST_CASE("adversarial: timed_size_only") { run_case("timed_size_only"); }
 TEST_CASE("adversarial: result_reuse") { run_case("result_reuse"); }
 TEST_CASE("adversarial: nans") { run_case("nans"); }
 TEST_CASE("adversarial: too_much_shared_memory") { run_case("too_much_shared_memory"); }
+
+TEST_CASE("adversarial: skip_unpoisoned") {
+  auto r = run_case("skip_unpoisoned");
+  CHECK(r.correctness.timed_samples_checked >= 3);
+  CHECK(r.correctness.timed_samples_wrong == 0);
+  not_faster_than(r, "correct_mma_sync");
+}
+TEST_CASE("adversarial: global_counter_skip") {
+  auto r = run_case("global_counter_skip");
+  CHECK(r.correctness.timed_samples_wrong == 0);
+  not_faster_than(r, "correct_mma_sync");
+}
+TEST_CASE("adversarial: timer_skip") {
+  auto r = run_case("timer_skip");
+  // Where it was caught: in the timed samples unless the probe also fired in a checked run.
+  MESSAGE("timed samples wrong: " << r.correctness.timed_samples_wrong << " of " << r.correctness.timed_samples_checked);
+}
+TEST_CASE("adversarial: dummy_wgmma_ffma") {
+  auto r = run_case("dummy_wgmma_ffma");
+  REQUIRE(r.instructions.dynamic_ran);
+  // The tensor cores did execute the task's FLOPs: the failure is the FFMA share.
+  const instruction_check* w = target(r, "wgmma.mma_async");
+  REQUIRE(w);
+  CHECK(w->flop_share >= 0.9);
+  CHECK(other_share_at(r, "M=4096") > 0.5);
+}
+TEST_CASE("adversarial: wgmma_cp_async") {
+  auto r = run_case("wgmma_cp_async");
+  const instruction_check* w = target(r, "wgmma.mma_async");
+  REQUIRE(w);
+  CHECK(w->flop_share >= 0.9);
+}
+TEST_CASE("adversarial: wgmma_small_only") {
+  auto r = run_case("wgmma_small_only");
+  REQUIRE(r.instructions.dynamic_ran);
+  CHECK(other_share_at(r, "M=384") < 0.1);
+  CHECK(other_share_at(r, "M=4096") > 0.5);
+}
+TEST_CASE("adversarial: tma_store_only") {
+  auto r = run_case("tma_store_only");
+  const instruction_check* tma = target(r, "cp.async.bulk.tensor");
+  REQUIRE(tma);
+  CHECK(tma->executed == 0);  // executed stores do not count
+  CHECK_FALSE(tma->passed);
+  const instruction_check* w = target(r, "wgmma.mma_async");
+  REQUIRE(w);
+  CHECK(w->passed);
+}
+TEST_CASE("adversarial: tma_token_load") {
+  auto r = run_case("tma_token_load");
+  const instruction_check* tma = target(r, "cp.async.bulk.tensor");
+  REQUIRE(tma);
+  CHECK(tma->executed > 0);
+  CHECK_FALSE(tma->passed);
+  for (const auto& at : tma->sizes) CHECK(at.bytes_share < 0.05);
+  const instruction_check* bar = target(r, "mbarrier.try_wait");
+  REQUIRE(bar);
+  CHECK(bar->passed);
+}
+TEST_CASE("adversarial: mbarrier_once") {
+  auto r = run_case("mbarrier_once");
+  const instruction_check* tma = target(r, "cp.async.bulk.tensor");
+  REQUIRE(tma);
+  CHECK(tma->passed);
+  const instruction_check* bar = target(r, "mbarrier.try_wait");
+  REQUIRE(bar);
+  CHECK_FALSE(bar->passed);
+  for (const auto& at : bar->sizes) CHECK(at.per_step < 1.0);
+}
+
+// Attention on the CUDA cores: the honest ones are right at every size and
+// fail only the instruction stage; the broken ones fail correctness.
+TEST_CASE("adversarial: attention_fwd_naive") { run_case("attention_fwd_naive"); }
+TEST_CASE("adversarial: attention_fwd_naive_causal") { run_case("attention_fwd_naive_causal"); }
+TEST_CASE("adversarial: attention_fwd_fp8") { run_case("attention_fwd_fp8"); }
+TEST_CASE("adversarial: attention_fwd_unnormalised") { run_case("attention_fwd_unnormalised"); }
+TEST_CASE("adversarial: attention_fwd_lse_log2") {
+  auto r = run_case("attention_fwd_lse_log2");
+  for (const auto& o : r.correctness.outputs)
+    if (o.tensor == "O") CHECK_MESSAGE(o.passed, "O is right in this case: " << o.size << " rel L2 " << o.rel_l2_error);
+}
+TEST_CASE("adversarial: attention_bwd_naive") { run_case("attention_bwd_naive"); }
+TEST_CASE("adversarial: attention_bwd_dq_zero_timed") { run_case("attention_bwd_dq_zero_timed"); }
+TEST_CASE("adversarial: attention_bwd_dk_zero_timed") { run_case("attention_bwd_dk_zero_timed"); }
+TEST_CASE("adversarial: attention_bwd_no_delta") {
+  auto r = run_case("attention_bwd_no_delta");
+  for (const auto& o : r.correctness.outputs)
+    if (o.tensor == "dV") CHECK_MESSAGE(o.passed, "dV does not depend on Delta: " << o.size << " rel L2 " << o.rel_l2_error);
+}
+TEST_CASE("adversarial: attention_bwd_zero_init_scratch") {
+  auto r = run_case("attention_bwd_zero_init_scratch");
+  // Every timed sample started from the zeroed accumulator.
+  CHECK(r.correctness.timed_samples_checked >= 3);
+  CHECK(r.correctness.timed_samples_wrong == 0);
+}
 
 TEST_CASE("after a lost context the next candidate runs on a fresh worker") {
   run_case("illegal_address");
