@@ -50,13 +50,11 @@ int main(int argc, char** argv) {
     send({{"type", "fatal"}, {"error", std::string("GPU worker start failed: ") + e.what()}});
     return 2;
   }
-#ifdef PTXBENCH_HAVE_PROFILE
-  // A spare for counting passes sets its profiler up before it is needed; a
-  // failure here shows again (with its reason) in the pass itself.
-  if (spare && std::getenv("PTXBENCH_SASS_PREPARE") == nullptr) prepare_sass_counting(w.context);
-#else
+  // A spare does not set its profiler up ahead : on the
+  // H200 with CUPTI 13.0 a pass in a process whose profiler was initialised
+  // before the candidate's module was loaded recorded nothing (docs/gpu-runs.md,
+  // 2026-12-03), so the pass initialises it itself.
   (void)spare;
-#endif
   send(protocol::to_json(w.hello));
 
   gpu::reference_cache refs(w);

@@ -151,20 +151,6 @@ void configure_device_once(uint32_t device_index) {
 
 }  // namespace
 
-std::string prepare_sass_counting(CUcontext context) {
-  try {
-    context_scope scope(context);
-    CUdevice device = 0;
-    if (cuCtxGetDevice(&device) != CUDA_SUCCESS) throw cupti_failure("cuCtxGetDevice failed");
-    initialize_profiler_once();
-    check_device_supported(device);
-    configure_device_once(static_cast<uint32_t>(device));
-  } catch (const cupti_failure& e) {
-    return e.what();
-  }
-  return "";
-}
-
 sass_count_result count_executed_sass(CUcontext context, const std::function<void()>& work) {
   sass_count_result result;
   bool enabled = false;

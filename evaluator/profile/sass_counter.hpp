@@ -44,10 +44,5 @@ struct sass_count_result {
 // are warp-level and add up over every launch inside one call.
 sass_count_result count_executed_sass(CUcontext context, const std::function<void()>& work);
 
-// The once-per-process part of count_executed_sass (profiler initialisation,
-// device check, metric configuration), done ahead so that a spare worker's
-// pass costs only the pass. Returns "" or why counting will not work here
-// (count_executed_sass then reports the same).
-std::string prepare_sass_counting(CUcontext context);
 
 }  // namespace ptxbench
