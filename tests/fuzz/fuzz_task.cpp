@@ -5,6 +5,7 @@
 #include <string>
 
 #include "agent/loop/experiment_config.hpp"
+#include "evaluator/api/expression.hpp"
 #include "evaluator/api/json_path.hpp"
 #include "evaluator/api/task.hpp"
 
