@@ -31,6 +31,10 @@ std::vector<fenced_block> fenced_blocks(const std::string& text, bool* untermina
       fenced_block blk;
       blk.language = a == std::string::npos ? "" : info.substr(a, b == std::string::npos ? b : b - a);
       for (auto& c : blk.language) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      // Built once per block: rebuilding it per line made a long fence line
+      // followed by many lines quadratic.
+      const std::string fence(fence_len, fence_char);
+      const std::string fence_or_space = std::string(1, fence_char) + " \t\r";
       size_t body_start = eol == std::string::npos ? text.size() : eol + 1;
       size_t p = body_start;
       bool closed = false;
@@ -38,8 +42,8 @@ std::vector<fenced_block> fenced_blocks(const std::string& text, bool* untermina
         size_t e = text.find('\n', p);
         std::string l = text.substr(p, e == std::string::npos ? std::string::npos : e - p);
         size_t li = l.find_first_not_of(" \t");
-        if (li != std::string::npos && l.compare(li, fence_len, std::string(fence_len, fence_char)) == 0 &&
-            l.find_first_not_of(std::string(1, fence_char) + " \t\r", li) == std::string::npos) {
+        if (li != std::string::npos && l.compare(li, fence_len, fence) == 0 &&
+            l.find_first_not_of(fence_or_space, li) == std::string::npos) {
           blk.body = text.substr(body_start, p - body_start);
           pos = e == std::string::npos ? text.size() : e + 1;
           closed = true;

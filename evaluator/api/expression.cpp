@@ -17,6 +17,9 @@ class parser {
       : m_text(text), m_names(names), m_check_only(check_only) {}
 
   T parse() {
+    if (m_text.size() > k_max_expression_chars)
+      throw expression_error("expression of " + std::to_string(m_text.size()) + " characters; the limit is " +
+                             std::to_string(k_max_expression_chars));
     T v = expr();
     skip_space();
     if (m_pos != m_text.size()) fail("unexpected '" + std::string(1, m_text[m_pos]) + "'");
@@ -25,8 +28,20 @@ class parser {
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
-    throw expression_error("expression \"" + m_text + "\": " + what + " at column " + std::to_string(m_pos + 1));
+    // Quoted in full only when short: a hostile expression must not become a megabyte error message.
+    std::string shown = m_text.size() <= 200 ? m_text : m_text.substr(0, 200) + "...";
+    throw expression_error("expression \"" + shown + "\": " + what + " at column " + std::to_string(m_pos + 1));
   }
+  // Nesting (parentheses, unary signs, calls) is bounded so that model-written
+  // expressions cannot overflow the stack of the process that parses them.
+  struct depth_guard {
+    explicit depth_guard(parser& p) : m_p(p) {
+      if (++m_p.m_depth > k_max_expression_depth)
+        m_p.fail("nesting deeper than " + std::to_string(k_max_expression_depth));
+    }
+    ~depth_guard() { --m_p.m_depth; }
+    parser& m_p;
+  };
   void skip_space() {
     while (m_pos < m_text.size() && std::isspace(static_cast<unsigned char>(m_text[m_pos]))) ++m_pos;
   }
@@ -67,6 +82,11 @@ class parser {
       fail("division by zero");
     }
     if constexpr (std::is_integral_v<T>) {
+      // INT64_MIN / -1 does not fit (and traps on x86, for '%' too).
+      if (b == -1 && a == std::numeric_limits<T>::min()) {
+        if (m_check_only) return 0;
+        fail("integer overflow");
+      }
       return remainder ? a % b : a / b;
     } else {
       return remainder ? std::fmod(a, b) : a / b;
@@ -74,6 +94,7 @@ class parser {
   }
 
   T expr() {
+    depth_guard guard(*this);
     T v = term();
     for (;;) {
       if (accept('+')) v = checked_add(v, term(), false);
@@ -91,6 +112,7 @@ class parser {
     }
   }
   T unary() {
+    depth_guard guard(*this);
     if (accept('-')) return checked_add(T(0), unary(), true);
     if (accept('+')) return unary();
     return primary();
@@ -121,7 +143,9 @@ class parser {
         fail("integer literal out of range");
       }
     } else {
-      return std::stod(s);
+      if (s.find_first_of("0123456789") == std::string::npos || s.find('.') != s.rfind('.'))
+        fail("malformed number '" + s + "'");
+      return std::strtod(s.c_str(), nullptr);
     }
   }
   T name_or_call() {
@@ -153,7 +177,11 @@ class parser {
       arity(2);
       if constexpr (std::is_integral_v<T>) {
         if (a[1] == 0) return divide(a[0], a[1], false);
-        return (a[0] + a[1] - 1) / a[1];
+        // Ceiling division without the overflow of (a + b - 1) / b.
+        T q = divide(a[0], a[1], false);
+        bool inexact = q * a[1] != a[0];
+        bool positive = (a[0] > 0) == (a[1] > 0);
+        return inexact && positive ? q + 1 : q;
       } else {
         return std::ceil(divide(a[0], a[1], false));
       }
@@ -175,6 +203,7 @@ class parser {
   const name_values& m_names;
   bool m_check_only;
   size_t m_pos = 0;
+  int m_depth = 0;
 };
 
 }  // namespace

@@ -16,9 +16,13 @@ struct expression_error : std::runtime_error {
 
 using name_values = std::map<std::string, int64_t>;
 
+// Bounds on what a task or a model's manifest may write.
+inline constexpr size_t k_max_expression_chars = 4096;
+inline constexpr int k_max_expression_depth = 200;  // about 100 levels of parentheses
+
 // Evaluates in 64-bit integers: '/' truncates, '%' is the remainder.
 // Throws expression_error naming the expression and the problem (unknown name,
-// division by zero, overflow, syntax error with its column, real-only function).
+// division by zero, overflow (INT64_MIN / -1 included), nesting past k_max_expression_depth, syntax error with its column, real-only function).
 int64_t eval_int(const std::string& expr, const name_values& names);
 
 // Evaluates in double precision: '/' is real division.

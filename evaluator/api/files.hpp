@@ -7,8 +7,13 @@
 
 namespace ptxbench {
 
-// The whole file as text. Throws input_error "<path>: cannot open <what>".
-std::string read_text_file(const std::filesystem::path& path, const std::string& what = "");
+// Largest file read by default: far above any task, config, PTX or manifest.
+inline constexpr size_t k_max_input_file_bytes = 64u << 20;
+
+// The whole file as text. Throws input_error "<path>: cannot open <what>",
+// "<path>: is a directory, not a file <what>" or "<path>: larger than N bytes <what>".
+std::string read_text_file(const std::filesystem::path& path, const std::string& what = "",
+                           size_t max_bytes = k_max_input_file_bytes);
 
 // The file parsed as JSON. Throws input_error "<path>: cannot open <what>" or
 // "<path>: invalid JSON: <parser message>".

@@ -1,6 +1,7 @@
 #include "evaluator/api/json_path.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace ptxbench {
 
@@ -15,6 +16,22 @@ const char* type_name(const nlohmann::json& j) {
   return "object";
 }
 }  // namespace
+
+nlohmann::json parse_json_bounded(const std::string& text, const std::string& what) {
+  // The callback sees every value with its depth; stopping the parse early by
+  // an exception keeps the partial tree small.
+  auto bound = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > k_max_json_depth) {
+      throw input_error(what + ": JSON nested deeper than " + std::to_string(k_max_json_depth) + " levels");
+    }
+    return true;
+  };
+  try {
+    return nlohmann::json::parse(text, bound);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw input_error(what + ": invalid JSON: " + e.what());
+  }
+}
 
 void json_reader::fail(const std::string& message) const {
   std::string where = m_source.empty() ? m_path : m_source + ": " + m_path;
@@ -64,9 +81,18 @@ std::string json_reader::get_string(const std::string& key, const std::string& f
 int64_t json_reader::get_int(const std::string& key) const {
   auto v = at(key);
   const auto& j = v.json();
-  if (j.is_number_integer() || j.is_number_unsigned()) return j.get<int64_t>();
+  if (j.is_number_unsigned()) {
+    // 4294967297 or 2^64-1 must not wrap into a small or negative count.
+    if (j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      v.fail("integer " + j.dump() + " is out of range");
+    return j.get<int64_t>();
+  }
+  if (j.is_number_integer()) return j.get<int64_t>();
   if (j.is_number_float()) {
     double d = j.get<double>();
+    // Converting a double outside [-2^63, 2^63) to int64 is undefined.
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+      v.fail("number " + j.dump() + " is out of the integer range");
     if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
   }
   v.fail(std::string("expected an integer, found ") + type_name(j));

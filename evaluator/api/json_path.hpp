@@ -13,6 +13,15 @@ struct input_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Nesting bound of every JSON document ptxbench reads from a user or a model:
+// deeper documents are refused at parse time, so that nothing downstream
+// (serialising, comparing, destroying) recurses past it.
+inline constexpr int k_max_json_depth = 64;
+
+// Parses `text`; throws input_error "<what>: invalid JSON: ..." or
+// "<what>: JSON nested deeper than 64 levels".
+nlohmann::json parse_json_bounded(const std::string& text, const std::string& what);
+
 class json_reader {
  public:
   json_reader(const nlohmann::json& j, std::string path, std::string source = "")

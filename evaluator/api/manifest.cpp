@@ -1,5 +1,6 @@
 #include "evaluator/api/manifest.hpp"
 
+#include <limits>
 #include <set>
 
 #include "evaluator/api/expression.hpp"
@@ -21,6 +22,15 @@ const char* to_string(binding_kind k) {
 
 namespace {
 
+// An integer field as expression text; unsigned values past int64 are refused
+// instead of wrapping to negative numbers.
+std::string integer_text(const json_reader& r) {
+  const auto& e = r.json();
+  if (e.is_number_unsigned() && e.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    r.fail("integer " + e.dump() + " is out of range");
+  return std::to_string(e.get<int64_t>());
+}
+
 // A dimension triple: [x, y, z] of integers or expression strings; missing
 // trailing entries default to 1.
 std::array<std::string, 3> parse_dim3(const json_reader& r) {
@@ -29,7 +39,7 @@ std::array<std::string, 3> parse_dim3(const json_reader& r) {
   std::array<std::string, 3> out{"1", "1", "1"};
   for (size_t i = 0; i < r.json().size(); ++i) {
     const auto& e = r.json()[i];
-    if (e.is_number_integer()) out[i] = std::to_string(e.get<int64_t>());
+    if (e.is_number_integer()) out[i] = integer_text(r.at(i));
     else if (e.is_string()) out[i] = e.get<std::string>();
     else r.at(i).fail("expected an integer or an expression string");
   }
@@ -39,7 +49,7 @@ std::array<std::string, 3> parse_dim3(const json_reader& r) {
 std::string parse_expr_field(const json_reader& r, const std::string& key, const std::string& fallback) {
   if (!r.has(key)) return fallback;
   const auto& e = r.json().at(key);
-  if (e.is_number_integer()) return std::to_string(e.get<int64_t>());
+  if (e.is_number_integer()) return integer_text(r.at(key));
   if (e.is_string()) return e.get<std::string>();
   r.fail_key(key, "expected an integer or an expression string");
 }
@@ -63,6 +73,7 @@ param_binding parse_binding(const json_reader& r) {
     b.kind = binding_kind::constant;
     const auto& v = r.json().at("const");
     if (!v.is_number()) r.fail_key("const", "expected a number");
+    if (!v.is_number_float()) integer_text(r.at("const"));
     b.const_is_float = v.is_number_float();
     b.const_value = v.get<double>();
   } else if (key == "tensor_map") {
@@ -104,6 +115,8 @@ manifest parse_manifest(const nlohmann::json& j) {
   auto launches = r.at("launches");
   launches.expect_array();
   if (launches.json().empty()) launches.fail("at least one launch is needed");
+  if (launches.json().size() > k_max_manifest_launches)
+    launches.fail("at most " + std::to_string(k_max_manifest_launches) + " launches");
   for (size_t i = 0; i < launches.json().size(); ++i) {
     auto l = launches.at(i);
     l.expect_object();
@@ -116,12 +129,16 @@ manifest parse_manifest(const nlohmann::json& j) {
     s.shared_bytes = parse_expr_field(l, "shared_bytes", "0");
     auto params = l.at("params");
     params.expect_array();
+    if (params.json().size() > k_max_manifest_params)
+      params.fail("at most " + std::to_string(k_max_manifest_params) + " parameters");
     for (size_t p = 0; p < params.json().size(); ++p) s.params.push_back(parse_binding(params.at(p)));
     m.launches.push_back(s);
   }
   if (r.has("scratch")) {
     auto sc = r.at("scratch");
     sc.expect_array();
+    if (sc.json().size() > k_max_manifest_scratch)
+      sc.fail("at most " + std::to_string(k_max_manifest_scratch) + " scratch buffers");
     std::set<std::string> seen;
     for (size_t i = 0; i < sc.json().size(); ++i) {
       auto e = sc.at(i);
@@ -141,10 +158,17 @@ manifest parse_manifest(const nlohmann::json& j) {
 
 manifest parse_manifest_text(const std::string& text) {
   nlohmann::json j;
+  if (text.size() > k_max_manifest_bytes)
+    throw input_error("manifest of " + std::to_string(text.size()) + " bytes; the limit is " +
+                      std::to_string(k_max_manifest_bytes));
   try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw input_error(std::string("manifest is not valid JSON: ") + e.what());
+    j = parse_json_bounded(text, "manifest");
+  } catch (const input_error& e) {
+    // Keeps the message callers have matched on: "manifest is not valid JSON: ...".
+    std::string m = e.what();
+    const std::string prefix = "manifest: invalid JSON: ";
+    if (m.rfind(prefix, 0) == 0) throw input_error("manifest is not valid JSON: " + m.substr(prefix.size()));
+    throw;
   }
   return parse_manifest(j);
 }
@@ -240,12 +264,15 @@ std::vector<std::string> check_manifest_against_task(const manifest& m, const ta
             for (const auto& v : b.map.view) check_int(where + " view", v, 1);
             if (!b.map.view.empty()) {
               int64_t n = 1;
+              bool overflow = false;
               try {
-                for (const auto& v : b.map.view) n *= eval_int(v, names);
-                if (n != tensor_elements(*ts, size))
+                for (const auto& v : b.map.view) overflow |= __builtin_mul_overflow(n, eval_int(v, names), &n);
+                if (overflow) problems.push_back(where + ": view element count overflows 64 bits" + at);
+                else if (n != tensor_elements(*ts, size))
                   problems.push_back(where + ": view has " + std::to_string(n) + " elements but tensor '" + ts->name +
                                      "' has " + std::to_string(tensor_elements(*ts, size)));
               } catch (const expression_error&) {
+                // A view expression that does not evaluate is reported by check_int above.
               }
             }
             int64_t inner_bytes = b.map.box.empty() ? 0 : b.map.box.front() * dtype_bytes(ts->type);

@@ -56,6 +56,12 @@ struct manifest {
 
 // Parses a manifest. Throws input_error with the JSON path of the first bad
 // field ("$.launches[0].params[3]: unknown binding 'bufer'").
+// Bounds on a model-written manifest (far above any real kernel's needs).
+inline constexpr size_t k_max_manifest_bytes = 1u << 20;
+inline constexpr size_t k_max_manifest_launches = 64;
+inline constexpr size_t k_max_manifest_params = 256;
+inline constexpr size_t k_max_manifest_scratch = 64;
+
 manifest parse_manifest(const nlohmann::json& j);
 manifest parse_manifest_text(const std::string& text);
 nlohmann::json manifest_to_json(const manifest& m);

@@ -198,6 +198,20 @@ task parse_task(const nlohmann::json& j, const std::string& source) {
   }
   if (std::none_of(t.tensors.begin(), t.tensors.end(), [](auto& x) { return x.role == tensor_role::output; }))
     tensors.fail("a task needs at least one output tensor");
+  // Element and byte counts are used unchecked downstream (allocation, timing):
+  // a task whose tensors do not fit 64 bits at some size is refused here.
+  for (const auto& ts : t.tensors) {
+    for (const auto& size : t.sizes) {
+      try {
+        int64_t bytes = 0;
+        if (__builtin_mul_overflow(tensor_elements(ts, size), int64_t(dtype_bytes(ts.type)), &bytes))
+          throw expression_error("byte count overflows 64 bits at " + describe_size(size));
+        if (tensor_elements(ts, size) <= 0) throw expression_error("no elements at " + describe_size(size));
+      } catch (const expression_error& err) {
+        tensors.at(ts.name).fail_key("shape", err.what());
+      }
+    }
+  }
 
   if (r.has("scalars")) {
     auto sc = r.at("scalars");
@@ -301,7 +315,9 @@ std::map<std::string, int64_t> size_values(const size_point& s) { return s.value
 
 int64_t tensor_elements(const tensor_spec& t, const size_point& s) {
   int64_t n = 1;
-  for (const auto& d : t.shape) n *= eval_int(d, s.values);
+  for (const auto& d : t.shape)
+    if (__builtin_mul_overflow(n, eval_int(d, s.values), &n))
+      throw expression_error("tensor '" + t.name + "': element count overflows 64 bits at " + describe_size(s));
   return n;
 }
 

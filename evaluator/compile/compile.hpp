@@ -40,6 +40,18 @@ compiled_module compile_ptx(const std::string& ptx, const std::string& arch, com
 // ptxas found via $PTXBENCH_PTXAS, the CUDA toolkit's bin folder, or PATH; "" when none.
 std::string ptxas_path();
 
+// Bounds of the compile stage. A module past a size bound fails to compile with
+// a message naming it ("PTX has 50000 entries; the limit is 10000") before any
+// compiler runs; ptxas is killed when it runs past the time limit. Far above
+// any real kernel module (6 000 trivial entries compile in seconds).
+inline constexpr size_t k_max_ptx_bytes = 16u << 20;
+inline constexpr size_t k_max_ptx_entries = 10000;
+inline constexpr int k_compile_time_limit_s = 120;
+// The time limit in ms: $PTXBENCH_COMPILE_TIME_LIMIT_S (seconds, > 0) when set, else k_compile_time_limit_s.
+int compile_time_limit_ms();
+// "" when `ptx` is within the size bounds, else why not.
+std::string ptx_bounds_problem(const std::string& ptx);
+
 // A kernel parameter as declared in the PTX `.entry` header.
 struct ptx_param {
   std::string name;

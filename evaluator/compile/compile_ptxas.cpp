@@ -9,15 +9,15 @@
 namespace ptxbench {
 namespace {
 
-// ptxas compiles a large kernel in seconds; a module that keeps it busy this
-// long is a failed compile, not a reason to stall the evaluator.
-constexpr int time_limit_ms = 120000;
-
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
   for (size_t at = text.find(from); !from.empty() && at != std::string::npos; at = text.find(from, at + to.size())) {
     text.replace(at, from.size(), to);
   }
   return text;
+}
+
+std::string describe_ms(int ms) {
+  return ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
 }
 
 }  // namespace
@@ -30,10 +30,14 @@ void compile_with_ptxas(const std::string& ptx, const std::string& arch, const s
     add_compile_error(out.report, "could not write the PTX to a temporary file");
     return;
   }
-  const process_result run =
-      run_process({ptxas, "-arch=" + arch, "-v", "-o", output.path(), input.path()}, time_limit_ms);
+  // ptxas compiles a large kernel in seconds; a module that keeps it busy past
+  // the limit is a failed compile (ptxas is killed), not a stalled evaluator.
+  const int limit_ms = compile_time_limit_ms();
+  const process_result run = run_process({ptxas, "-arch=" + arch, "-v", "-o", output.path(), input.path()}, limit_ms);
   if (!run.ran) {
-    add_compile_error(out.report, run.failure);
+    add_compile_error(out.report, run.timed_out ? "compile ran past the time limit of " + describe_ms(limit_ms) +
+                                                      " (ptxas was killed)"
+                                                : run.failure);
     return;
   }
   const std::string log = replace_all(run.err + run.out, input.path(), "candidate.ptx");

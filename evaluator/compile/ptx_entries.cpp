@@ -2,7 +2,10 @@
 // parameter list, performance directives) from the token stream of the
 // comment-free text. Bodies are skipped by brace matching.
 #include <cctype>
+#include <algorithm>
 #include <charconv>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -117,7 +120,10 @@ class entry_parser {
       ++m_pos;
     }
     if (param.name == ".param") param.name.clear();
-    param.size_bytes = element_bytes * (param.array_length > 0 ? param.array_length : 1);
+    // `.b64 x[2000000000]` must not overflow int: such a size saturates (no
+    // binding accepts it, and ptxas refuses the module).
+    const int64_t total = int64_t(element_bytes) * (param.array_length > 0 ? param.array_length : 1);
+    param.size_bytes = static_cast<int>(std::min<int64_t>(total, std::numeric_limits<int>::max()));
     if (param.align == 0) param.align = element_bytes;
     return param;
   }

@@ -1,8 +1,11 @@
 #include "evaluator/compile/sass_parse.hpp"
 
+#include <cctype>
+#include <charconv>
 #include <nlohmann/json.hpp>
-#include <regex>
-#include <sstream>
+#include <string_view>
+
+#include "evaluator/compile/ptx_text.hpp"
 
 namespace ptxbench {
 
@@ -38,6 +41,7 @@ std::optional<std::vector<sass_instruction>> parse_nvdisasm_json(const std::stri
         continue;
       }
       found_functions = true;
+      if (!function["function-name"].is_string()) return std::nullopt;
       const std::string name = function["function-name"].get<std::string>();
       const nlohmann::json& instructions = function["sass-instructions"];
       if (!instructions.is_array()) return std::nullopt;
@@ -60,32 +64,83 @@ std::optional<std::vector<sass_instruction>> parse_nvdisasm_json(const std::stri
   return out;
 }
 
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+size_t skip_spaces(std::string_view s, size_t i) {
+  while (i < s.size() && is_space(s[i])) ++i;
+  return i;
+}
+
+// "\t.section\t.text.<name>,..." -> name.
+std::optional<std::string> section_name(std::string_view line) {
+  size_t i = skip_spaces(line, 0);
+  if (line.compare(i, 8, ".section") != 0) return std::nullopt;
+  i += 8;
+  const size_t after = skip_spaces(line, i);
+  if (after == i || line.compare(after, 6, ".text.") != 0) return std::nullopt;
+  i = after + 6;
+  size_t end = i;
+  while (end < line.size() && line[end] != ',' && !is_space(line[end])) ++end;
+  if (end == i) return std::nullopt;
+  return std::string(line.substr(i, end - i));
+}
+
+struct text_instruction {
+  uint64_t offset;
+  std::string_view body;
+};
+
+// "  /*0010*/   @P0 BRA `(.L_x_0) ;" -> 0x10 and "@P0 BRA `(.L_x_0)".
+std::optional<text_instruction> instruction_line(std::string_view line) {
+  size_t i = skip_spaces(line, 0);
+  if (line.compare(i, 2, "/*") != 0) return std::nullopt;
+  i += 2;
+  const size_t hex_begin = i;
+  while (i < line.size() && std::isxdigit(static_cast<unsigned char>(line[i]))) ++i;
+  if (i == hex_begin || line.compare(i, 2, "*/") != 0) return std::nullopt;
+  uint64_t offset = 0;
+  const auto parsed = std::from_chars(line.data() + hex_begin, line.data() + i, offset, 16);
+  if (parsed.ec != std::errc()) return std::nullopt;  // more than 64 bits of address
+  i += 2;
+  const size_t body_begin = skip_spaces(line, i);
+  if (body_begin == i) return std::nullopt;
+  const size_t semicolon = line.find(';', body_begin);
+  if (semicolon == std::string_view::npos) return std::nullopt;
+  size_t body_end = semicolon;
+  while (body_end > body_begin && is_space(line[body_end - 1])) --body_end;
+  return text_instruction{offset, line.substr(body_begin, body_end - body_begin)};
+}
+
+}  // namespace
+
+// Read by hand, not by std::regex, whose recursive matcher overflows the stack
+// on long lines.
 std::vector<sass_instruction> parse_nvdisasm_text(const std::string& text) {
-  static const std::regex section(R"(^\s*\.section\s+\.text\.([^,\s]+))");
-  static const std::regex instruction(R"(^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*;)");
   std::vector<sass_instruction> out;
   std::string function;
-  std::istringstream in(text);
-  std::string line;
-  std::smatch m;
-  while (std::getline(in, line)) {
-    if (std::regex_search(line, m, section)) {
-      function = m[1];
+  for (std::string_view line : ptx_text::split_lines(text)) {
+    if (auto name = section_name(line)) {
+      function = *name;
       continue;
     }
-    if (function.empty() || !std::regex_search(line, m, instruction)) continue;
-    const uint64_t offset = std::stoull(m[1], nullptr, 16);
-    std::string body = m[2];
-    std::string predicate;
+    if (function.empty()) continue;
+    const auto inst = instruction_line(line);
+    if (!inst) continue;
+    std::string_view body = inst->body;
+    std::string_view predicate;
     if (!body.empty() && body[0] == '@') {
       const size_t space = body.find_first_of(" \t");
       predicate = body.substr(0, space);
-      body = space == std::string::npos ? "" : body.substr(body.find_first_not_of(" \t", space));
+      body = space == std::string_view::npos ? std::string_view() : body.substr(skip_spaces(body, space));
     }
     const size_t space = body.find_first_of(" \t");
-    const std::string opcode = body.substr(0, space);
-    const std::string operands = space == std::string::npos ? "" : body.substr(body.find_first_not_of(" \t", space));
-    out.push_back(make_sass_instruction(function, offset, predicate, opcode, operands));
+    const std::string_view opcode = body.substr(0, space);
+    const std::string_view operands =
+        space == std::string_view::npos ? std::string_view() : body.substr(skip_spaces(body, space));
+    out.push_back(make_sass_instruction(function, inst->offset, std::string(predicate), std::string(opcode),
+                                        std::string(operands)));
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -41,7 +42,12 @@ bool drain(int out_fd, int err_fd, std::string& out, std::string& err, int limit
       if (p.fd < 0 || !(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
       const ssize_t n = ::read(p.fd, buffer, sizeof buffer);
       if (n > 0) {
-        sinks[&p - fds]->append(buffer, static_cast<size_t>(n));
+        std::string& sink = *sinks[&p - fds];
+        if (sink.size() < k_max_process_output_bytes) {
+          sink.append(buffer, std::min(static_cast<size_t>(n), k_max_process_output_bytes - sink.size()));
+          if (sink.size() == k_max_process_output_bytes)
+            sink += "\n[output cut at " + std::to_string(k_max_process_output_bytes) + " bytes]\n";
+        }
       } else if (n == 0 || errno != EINTR) {
         p.fd = -1;
         --open_fds;
@@ -83,14 +89,25 @@ process_result run_process(const std::vector<std::string>& argv, int limit_ms) {
     result.failure = "could not start " + argv[0];
     return result;
   }
-  const bool timed_out = drain(out_pipe[0], err_pipe[0], result.out, result.err, limit_ms);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limit_ms);
+  bool timed_out = drain(out_pipe[0], err_pipe[0], result.out, result.err, limit_ms);
   ::close(out_pipe[0]);
   ::close(err_pipe[0]);
-  if (timed_out) ::kill(pid, SIGKILL);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  // A child that closed its pipes may still run: the limit holds for the wait too.
+  while (!timed_out) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) break;
+    if (std::chrono::steady_clock::now() >= deadline) timed_out = true;
+    else ::usleep(2000);
   }
   if (timed_out) {
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (timed_out) {
+    result.timed_out = true;
     result.failure = fs::path(argv[0]).filename().string() + " ran past " +
                      (limit_ms % 1000 == 0 ? std::to_string(limit_ms / 1000) + " s" : std::to_string(limit_ms) + " ms");
     return result;

@@ -15,7 +15,13 @@ struct process_result {
   std::string out;      // stdout
   std::string err;      // stderr
   std::string failure;  // why it did not run to completion: could not start, ran past the limit
+  bool timed_out = false;  // killed at the time limit
 };
+
+// Each of stdout and stderr keeps at most this many bytes (the rest is read and
+// dropped, with a note at the end): a tool that prints without end must not
+// exhaust the evaluator's memory.
+inline constexpr size_t k_max_process_output_bytes = 64u << 20;
 
 // Runs argv[0] (a path) with `argv`; a child still running after `limit_ms` is killed.
 process_result run_process(const std::vector<std::string>& argv, int limit_ms);

@@ -191,7 +191,9 @@ class local_evaluator final : public evaluator {
     std::vector<std::string> problems;
     if (problem.empty()) {
       problems = check_manifest_against_task(m, req.t);
-      if (problems.empty()) {
+      // A module past the compile stage's size bounds is not parsed here: the
+      // compile stage fails it, naming the bound.
+      if (problems.empty() && ptx_bounds_problem(req.ptx).empty()) {
         auto entries = parse_ptx_entries(req.ptx);
         if (entries.empty()) problems.push_back("the PTX has no .entry kernel");
         else problems = check_manifest_against_ptx(m, entries, req.t);

@@ -2,6 +2,10 @@
 // for sm_90a and sm_100a, on a machine that may have no GPU.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "evaluator/compile/compile.hpp"
@@ -172,4 +176,54 @@ TEST_CASE("compiles on several threads at once all succeed") {
   }
   for (std::thread& t : threads) t.join();
   for (size_t i = 0; i < ok.size(); ++i) CHECK_MESSAGE(ok[i] == 1, fixtures[i % fixtures.size()]);
+}
+
+namespace {
+std::string trivial_entries(size_t n) {
+  std::string ptx = ".version 8.7\n.target sm_90a\n.address_size 64\n";
+  for (size_t i = 0; i < n; ++i) ptx += ".visible .entry k" + std::to_string(i) + "() { ret; }\n";
+  return ptx;
+}
+std::string first_error(const compiled_module& m) {
+  for (const ptxas_diagnostic& d : m.report.diagnostics)
+    if (d.severity == "error") return d.message;
+  return "";
+}
+}  // namespace
+
+TEST_CASE("a module of too many entries or bytes fails to compile with the limit named") {
+  // 50 000 entries kept the compile stage busy without end.
+  for (compiler_backend backend : backends()) {
+    CAPTURE(name_of(backend));
+    const compiled_module many = compile_ptx(trivial_entries(50000), "sm_90a", backend);
+    CHECK_FALSE(many.ok);
+    CHECK(first_error(many) == "PTX has 50000 entries; the limit is 10000");
+    const compiled_module big = compile_ptx(std::string(k_max_ptx_bytes + 1, ' ') + ".entry k() { ret; }", "sm_90a", backend);
+    CHECK_FALSE(big.ok);
+    CHECK(first_error(big).find("bytes; the limit is 16777216") != std::string::npos);
+  }
+  CHECK(ptx_bounds_problem(trivial_entries(10000)).empty());
+  CHECK(ptx_bounds_problem("// .entry in a comment\n.entry a() {}\n.entry_like b() {}").empty());
+}
+
+TEST_CASE("ptxas running past the compile time limit is killed and the compile fails") {
+  // A stand-in for a ptxas that never finishes: the limit comes from the environment.
+  const std::string fake = (std::filesystem::temp_directory_path() / "ptxbench-slow-ptxas.sh").string();
+  {
+    std::ofstream f(fake);
+    f << "#!/bin/sh\nexec sleep 30\n";
+  }
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  setenv("PTXBENCH_PTXAS", fake.c_str(), 1);
+  setenv("PTXBENCH_COMPILE_TIME_LIMIT_S", "0.5", 1);
+  const auto start = std::chrono::steady_clock::now();
+  const compiled_module m = compile_ptx(read_ptx_fixture("trivial_sm90a.ptx"), "sm_90a", compiler_backend::ptxas);
+  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  unsetenv("PTXBENCH_PTXAS");
+  unsetenv("PTXBENCH_COMPILE_TIME_LIMIT_S");
+  std::filesystem::remove(fake);
+  CHECK_FALSE(m.ok);
+  CHECK(first_error(m) == "compile ran past the time limit of 500 ms (ptxas was killed)");
+  CHECK(elapsed_s < 5.0);
+  CHECK(compile_time_limit_ms() == k_compile_time_limit_s * 1000);
 }

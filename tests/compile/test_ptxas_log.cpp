@@ -74,3 +74,38 @@ TEST_CASE("quoting clamps to the module and cuts very long lines") {
   CHECK(q.size() < 300);
   CHECK(q.find(" ...\n") != std::string::npos);
 }
+
+TEST_CASE("numbers past int in a log saturate instead of throwing") {
+  // std::stoi threw out_of_range on these, taking the compile stage down.
+  const std::string log =
+      "ptxas application ptx input, line 99999999999999999999; error   : Unknown symbol\n"
+      "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
+      "ptxas info    : Used 99999999999999 registers, 99999999999 bytes smem, 2147483647 bytes cmem[0], 9 bytes cmem[1]\n";
+  const std::vector<ptxas_diagnostic> d = parse_ptxas_diagnostics(log, "a\n");
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].line == 2147483647);
+  CHECK(d[0].quoted.empty());
+  const std::vector<kernel_resources> k = parse_ptxas_resources(log);
+  REQUIRE(k.size() == 1);
+  CHECK(k[0].registers == 2147483647);
+  CHECK(k[0].static_shared_bytes == 2147483647);
+  CHECK(k[0].constant_bytes == 2147483647);
+}
+
+TEST_CASE("a log line of megabytes is read without a recursive regex") {
+  // std::regex's `.*` recursed per character and overflowed the stack.
+  const std::string log = "ptxas application ptx input, line 1; error   : near '" + std::string(2000000, 'x') + "'\n";
+  const std::vector<ptxas_diagnostic> d = parse_ptxas_diagnostics(log, "a\n");
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].line == 1);
+}
+
+TEST_CASE("diagnostics are capped and quoting splits the module once") {
+  std::string ptx, log;
+  for (int i = 1; i <= 20000; ++i) {
+    ptx += "line\n";
+    log += "ptxas application ptx input, line " + std::to_string(i) + "; warning : w\n";
+  }
+  const std::vector<ptxas_diagnostic> d = parse_ptxas_diagnostics(log, ptx);
+  CHECK(d.size() == k_max_ptxas_diagnostics);
+}

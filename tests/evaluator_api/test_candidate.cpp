@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
+
 #include "evaluator/api/candidate.hpp"
 
 using namespace ptxbench;
@@ -31,4 +33,16 @@ TEST_CASE("tildes - longer fences and info strings are understood") {
   auto c = extract_candidate("~~~ptx\n.entry a() { ret; }\n~~~\n````json title=manifest\n{\"x\": \"```\"}\n````\n");
   CHECK(c.problem.empty());
   CHECK(c.manifest_text == "{\"x\": \"```\"}\n");
+}
+
+TEST_CASE("a long fence line followed by many lines is extracted in linear time") {
+  // Used to rebuild the fence string on every line: 200 000 lines after a
+  // 200 000-character fence took tens of seconds.
+  std::string reply = std::string(200000, '`') + "ptx\n";
+  for (int i = 0; i < 200000; ++i) reply += "x\n";
+  auto start = std::chrono::steady_clock::now();
+  auto c = extract_candidate(reply);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(seconds < 2.0);
+  CHECK(c.problem.find("unterminated") != std::string::npos);
 }

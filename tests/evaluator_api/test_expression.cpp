@@ -49,3 +49,46 @@ TEST_CASE("check_expression accepts known names and rejects unknown ones") {
   CHECK_NOTHROW(check_expression("cdiv(M,128)*2", {{"M", 1}}));
   CHECK_THROWS_AS(check_expression("cdiv(X,128)", {{"M", 1}}), expression_error);
 }
+
+TEST_CASE("INT64_MIN divided by -1 is an overflow error and not a trap") {
+  // Both raised SIGFPE in the process that parsed a model's manifest.
+  CHECK_THROWS_WITH_AS(eval_int("(0-9223372036854775807-1)/(0-1)", {}), doctest::Contains("integer overflow"),
+                       expression_error);
+  CHECK_THROWS_WITH_AS(eval_int("(0-9223372036854775807-1)%(0-1)", {}), doctest::Contains("integer overflow"),
+                       expression_error);
+  CHECK_THROWS_AS(eval_int("cdiv(0-9223372036854775807-1, 0-1)", {}), expression_error);
+  CHECK_NOTHROW(check_expression("(0-9223372036854775807-1)/(0-1)", {}));
+}
+
+TEST_CASE("cdiv does not overflow near INT64_MAX and rounds up") {
+  CHECK(eval_int("cdiv(9223372036854775807, 2)", {}) == 4611686018427387904LL);
+  CHECK(eval_int("cdiv(7, 2)", {}) == 4);
+  CHECK(eval_int("cdiv(8, 2)", {}) == 4);
+  CHECK(eval_int("cdiv(0-7, 2)", {}) == -3);
+}
+
+TEST_CASE("deeply nested expressions are refused instead of overflowing the stack") {
+  std::string deep = std::string(30000, '(') + "1" + std::string(30000, ')');
+  CHECK_THROWS_AS(eval_int(deep, {}), expression_error);  // over the length limit
+  std::string nested = std::string(1500, '(') + "1" + std::string(1500, ')');
+  CHECK_THROWS_WITH_AS(eval_int(nested, {}), doctest::Contains("nesting deeper"), expression_error);
+  CHECK_THROWS_WITH_AS(eval_real(std::string(3000, '-') + "1", {}), doctest::Contains("nesting deeper"),
+                       expression_error);
+  CHECK(eval_int(std::string(50, '(') + "7" + std::string(50, ')'), {}) == 7);
+}
+
+TEST_CASE("malformed real literals are expression errors") {
+  CHECK_THROWS_AS(eval_real(".", {}), expression_error);
+  CHECK_THROWS_AS(eval_real("1.2.3", {}), expression_error);
+  CHECK(eval_real("1.5", {}) == doctest::Approx(1.5));
+}
+
+TEST_CASE("error messages quote long expressions only in part") {
+  std::string e = std::string(3000, '1') + "+";
+  try {
+    eval_int(e, {});
+    FAIL("no error");
+  } catch (const expression_error& err) {
+    CHECK(std::string(err.what()).size() < 400);
+  }
+}

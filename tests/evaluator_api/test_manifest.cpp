@@ -81,3 +81,43 @@ TEST_CASE("checks against the task catch unknown names and impossible values at 
   p = problems(R"J({"launches": [{"kernel": "k", "grid": [1], "block": [1], "params": [{"tensor_map": {"tensor": "A", "box": [64, 64, 2]}}]}]})J");
   CHECK(p[0].find("box has 3 dimensions") != std::string::npos);
 }
+
+TEST_CASE("manifest integers past int64 are errors with the JSON path") {
+  CHECK(error_of(R"J({"launches": [{"kernel": "k", "grid": [18446744073709551615], "block": [1], "params": []}]})J")
+            .find("$.launches[0].grid[0]: integer 18446744073709551615 is out of range") != std::string::npos);
+  CHECK(error_of(R"J({"launches": [{"kernel": "k", "grid": [1], "block": [1], "shared_bytes": 9223372036854775808, "params": []}]})J")
+            .find("$.launches[0].shared_bytes") != std::string::npos);
+  CHECK(error_of(R"J({"launches": [{"kernel": "k", "grid": [1], "block": [1], "params": [{"const": 18446744073709551615}]}]})J")
+            .find("$.launches[0].params[0].const") != std::string::npos);
+}
+
+TEST_CASE("manifests are bounded in nesting - size and counts") {
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  CHECK(error_of(deep).find("nested deeper than") != std::string::npos);
+  CHECK(error_of("{\"launches\": \"" + std::string(2u << 20, 'x') + "\"}").find("the limit is") != std::string::npos);
+  std::string many = R"J({"launches": [)J";
+  for (int i = 0; i < 100; ++i) many += std::string(i ? "," : "") + R"J({"kernel": "k", "grid": [1], "block": [1], "params": []})J";
+  CHECK(error_of(many + "]}").find("$.launches: at most 64 launches") != std::string::npos);
+}
+
+TEST_CASE("a crashing grid expression becomes a manifest problem") {
+  auto p = check_manifest_against_task(
+      parse_manifest_text(R"J({"launches": [{"kernel": "k", "grid": ["(0-9223372036854775807-1)/(0-1)", "(0-9223372036854775807-1)%(0-1)"], "block": [1], "params": []}]})J"),
+      gemm_task());
+  REQUIRE(p.size() >= 2);
+  CHECK(p[0].find("integer overflow") != std::string::npos);
+  std::string parens = std::string(30000, '(') + "1" + std::string(30000, ')');
+  p = check_manifest_against_task(
+      parse_manifest_text(R"J({"launches": [{"kernel": "k", "grid": [")J" + parens + R"J("], "block": [1], "params": []}]})J"),
+      gemm_task());
+  CHECK_FALSE(p.empty());
+}
+
+TEST_CASE("a tensor_map view whose element count overflows is a problem") {
+  auto p = check_manifest_against_task(
+      parse_manifest_text(R"J({"launches": [{"kernel": "k", "grid": [1], "block": [1], "params": [{"tensor_map": {"tensor": "A", "box": [64, 64, 1], "view": ["4294967296", "4294967296", "K"]}}]}]})J"),
+      gemm_task());
+  bool found = false;
+  for (const auto& s : p) found |= s.find("overflows 64 bits") != std::string::npos;
+  CHECK(found);
+}

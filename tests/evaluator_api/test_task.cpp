@@ -97,3 +97,20 @@ TEST_CASE("the shipped task suite loads and every task is well formed") {
   }
   CHECK(not_on_hopper == 1);  // the sm_100a task
 }
+
+TEST_CASE("task sizes past int64 and tensors whose size overflows are errors with the path") {
+  json j = good_task();
+  j["sizes"][0]["M"] = json::parse("18446744073709551615");
+  CHECK(error_of(j).find("$.sizes[0].M: integer 18446744073709551615 is out of range") != std::string::npos);
+  j = good_task();
+  j["sizes"][0]["M"] = 1e300;
+  CHECK(error_of(j).find("$.sizes[0].M: number") != std::string::npos);
+  j = good_task();
+  j["sizes"][0]["M"] = 4294967296LL;
+  j["sizes"][0]["K"] = 4294967296LL;
+  CHECK(error_of(j).find("$.tensors.A.shape: tensor 'A': element count overflows") != std::string::npos);
+  j = good_task();
+  j["sizes"][0]["M"] = 4611686018427387904LL;
+  j["sizes"][0]["K"] = 1;
+  CHECK(error_of(j).find("$.tensors.A.shape: byte count overflows") != std::string::npos);
+}

@@ -1,0 +1,32 @@
+// The compile stage's text readers: the PTX reader of the format stage
+// (comment blanking, tokens, .entry headers with parameters and directives)
+// and what the toolkit writes back: ptxas' log (which quotes the candidate's
+// text) and nvdisasm's JSON and text listings. The input up to the first NUL
+// is the log or listing, the rest the PTX (the whole input when there is no NUL).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "evaluator/compile/compile.hpp"
+#include "evaluator/compile/ptx_text.hpp"
+#include "evaluator/compile/ptxas_log.hpp"
+#include "evaluator/compile/sass_parse.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string all(reinterpret_cast<const char*>(data), size);
+  const size_t nul = all.find('\0');
+  const std::string log = all.substr(0, nul);
+  const std::string ptx = nul == std::string::npos ? all : all.substr(nul + 1);
+
+  const std::string blank = ptxbench::ptx_text::blank_comments_and_strings(ptx);
+  if (blank.size() != ptx.size()) __builtin_trap();  // line numbers must survive
+  for (const ptxbench::ptx_entry& e : ptxbench::parse_ptx_entries(ptx))
+    for (const ptxbench::ptx_param& p : e.params)
+      if (p.size_bytes < 0) __builtin_trap();
+
+  ptxbench::parse_ptxas_diagnostics(log, ptx);
+  ptxbench::parse_ptxas_resources(log);
+  ptxbench::parse_nvdisasm_json(log);
+  ptxbench::parse_nvdisasm_text(log);
+  return 0;
+}
