@@ -1,5 +1,6 @@
 // ptxbench run: the generate -> evaluate -> repair loop.
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -8,6 +9,7 @@
 #include "agent/cli/commands.hpp"
 #include "agent/cli/options.hpp"
 #include "agent/endpoint/embedded_endpoint.hpp"
+#include "agent/llm/remote_evaluator.hpp"
 #include "agent/loop/orchestrator.hpp"
 #include "agent/store/store.hpp"
 #include "evaluator/api/json_path.hpp"
@@ -76,6 +78,8 @@ int cmd_run(int argc, char** argv) {
     ("model", "override llm.model", cxxopts::value<std::string>())
     ("base-url", "override llm.base_url", cxxopts::value<std::string>())
     ("latency-ms", "embedded endpoint: delay each reply by this many ms", cxxopts::value<std::string>())
+    ("evaluator-url", "judge on these evald services (comma-separated) instead of in-process",
+     cxxopts::value<std::string>())
     ("shard", "run shard i/n of the task x sample grid (one database per shard)", cxxopts::value<std::string>())
     ("resume", "continue the named experiment from its database")
     ("quiet", "no progress output");
@@ -104,6 +108,7 @@ int cmd_run(int argc, char** argv) {
   if (auto v = option_or_env(args, "model")) cfg.llm.model = *v;
   if (auto v = option_or_env(args, "base-url")) cfg.llm.base_url = *v;
   if (auto v = option_or_env(args, "latency-ms")) cfg.endpoint_latency_ms = std::stod(*v);
+  if (auto v = option_or_env(args, "evaluator-url")) cfg.evaluator_urls = split_csv(*v);
   if (auto v = option_or_env(args, "shard")) {
     auto slash = v->find('/');
     if (slash == std::string::npos) throw input_error("--shard: expected i/n, e.g. 0/8");
@@ -121,10 +126,13 @@ int cmd_run(int argc, char** argv) {
     if (!exp) throw input_error("experiment '" + cfg.name + "' is not in " + cfg.db + ": nothing to resume");
     int concurrency = cfg.concurrency;
     auto base_url = cfg.llm.base_url;
+    auto evaluator_urls = cfg.evaluator_urls;
     auto stored = parse_experiment_config(exp->config, cfg.db + " (stored config of " + cfg.name + ")");
     cfg = stored;
     cfg.concurrency = concurrency;
     if (cfg.llm.kind != provider_kind::embedded) cfg.llm.base_url = base_url;
+    // The services' addresses may change between runs; their evaluator version is checked on connect.
+    if (!evaluator_urls.empty()) cfg.evaluator_urls = evaluator_urls;
   }
   validate_experiment_config(cfg);
   if (!resume && !option_or_env(args, "name")) {
@@ -166,9 +174,21 @@ int cmd_run(int argc, char** argv) {
     llm = make_http_provider(cfg.llm);
   }
 
-  local_evaluator_options eo;
-  eo.gpu_mode = cfg.gpu;
-  auto eval = make_local_evaluator(eo);
+  std::unique_ptr<evaluator> eval;
+  if (cfg.evaluator_urls.empty()) {
+    local_evaluator_options eo;
+    eo.gpu_mode = cfg.gpu;
+    eval = make_local_evaluator(eo);
+  } else {
+    remote_evaluator_options ro;
+    ro.urls = cfg.evaluator_urls;
+    if (!cfg.evaluator_token_env.empty()) {
+      const char* token = std::getenv(cfg.evaluator_token_env.c_str());
+      if (!token || !*token) throw input_error("evaluator.token_env: " + cfg.evaluator_token_env + " is not set");
+      ro.token = token;
+    }
+    eval = make_remote_evaluator(ro);
+  }
   if (!quiet)
     std::fprintf(stderr, "experiment %s -> %s | %zu tasks x %d samples x %d rounds | evaluator %s, GPU: %s\n",
                  cfg.name.c_str(), cfg.db.c_str(), tasks.size(), cfg.samples, cfg.rounds, eval->version().c_str(),

@@ -30,6 +30,7 @@ const command commands[] = {
     {"report", ptxbench::cli::cmd_report, "per model x task metrics, terminal table and HTML with plots"},
     {"serve", ptxbench::cli::cmd_serve, "read-only web viewer over a run database"},
     {"merge", ptxbench::cli::cmd_merge, "merge shard databases (run --shard i/n) into one"},
+    {"evald", ptxbench::cli::cmd_evald, "evaluation service over HTTP (for RL trainers and remote runs)"},
 };
 
 void usage(std::FILE* out) {

@@ -89,6 +89,15 @@ http_session::~http_session() { curl_easy_cleanup(static_cast<CURL*>(m_handle));
 
 http_response http_session::post(const std::string& url, const std::vector<std::string>& headers,
                                  const std::string& body, double timeout_s) {
+  return perform(url, headers, &body, timeout_s);
+}
+
+http_response http_session::get(const std::string& url, const std::vector<std::string>& headers, double timeout_s) {
+  return perform(url, headers, nullptr, timeout_s);
+}
+
+http_response http_session::perform(const std::string& url, const std::vector<std::string>& headers,
+                                    const std::string* body, double timeout_s) {
   CURL* curl = static_cast<CURL*>(m_handle);
   curl_easy_reset(curl);  // keeps the connection cache, drops the previous attempt's options
   response_sink sink;
@@ -102,9 +111,13 @@ http_response http_session::post(const std::string& url, const std::vector<std::
   const long timeout_ms = std::max(1L, static_cast<long>(timeout_s * 1000.0));
   const long connect_ms = std::min(timeout_ms, static_cast<long>(max_connect_timeout_s * 1000.0));
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_POST, 1L);
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  if (body) {
+    curl_easy_setopt(curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body->data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+  } else {
+    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+  }
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, header_list);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);

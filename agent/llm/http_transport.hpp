@@ -40,8 +40,12 @@ class http_session {
   // POSTs `body` to `url`; gives up after `timeout_s` in total.
   http_response post(const std::string& url, const std::vector<std::string>& headers,
                      const std::string& body, double timeout_s);
+  // GETs `url` (the evaluation service's health and task routes).
+  http_response get(const std::string& url, const std::vector<std::string>& headers, double timeout_s);
 
  private:
+  http_response perform(const std::string& url, const std::vector<std::string>& headers, const std::string* body,
+                        double timeout_s);
   void* m_handle;  // CURL*, kept opaque so curl.h stays inside this folder's .cpp files
 };
 

@@ -15,7 +15,7 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   r.expect_object();
   r.reject_unknown({"name", "db", "tasks_dir", "tasks", "prompts_dir", "samples", "rounds", "concurrency", "feedback",
                     "stop", "history", "history_k", "llm", "endpoint_script", "endpoint_latency_ms", "gpu", "seeds",
-                    "time_limit_ms", "timing_budget_ms", "shard_index", "shard_count"});
+                    "time_limit_ms", "timing_budget_ms", "shard_index", "shard_count", "evaluator"});
   experiment_config c;
   c.name = r.get_string("name", c.name);
   c.db = r.get_string("db", c.db);
@@ -55,6 +55,19 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   c.timing_budget_ms = r.get_number("timing_budget_ms", c.timing_budget_ms);
   c.shard_index = static_cast<int>(r.get_int("shard_index", 0));
   c.shard_count = static_cast<int>(r.get_int("shard_count", 1));
+  if (r.has("evaluator")) {
+    json_reader e = r.at("evaluator");
+    e.expect_object();
+    e.reject_unknown({"url", "token_env"});
+    if (e.has("url")) {
+      if (e.json().at("url").is_string()) c.evaluator_urls = {e.get_string("url")};
+      else c.evaluator_urls = e.get_strings("url");
+      for (size_t i = 0; i < c.evaluator_urls.size(); ++i)
+        if (c.evaluator_urls[i].rfind("http://", 0) != 0 && c.evaluator_urls[i].rfind("https://", 0) != 0)
+          e.at("url").fail("expected http:// or https:// addresses, got '" + c.evaluator_urls[i] + "'");
+    }
+    c.evaluator_token_env = e.get_string("token_env", "");
+  }
   validate_experiment_config(c);
   return c;
 }
@@ -100,7 +113,8 @@ nlohmann::json experiment_config_to_json(const experiment_config& c) {
           {"time_limit_ms", c.time_limit_ms},
           {"timing_budget_ms", c.timing_budget_ms},
           {"shard_index", c.shard_index},
-          {"shard_count", c.shard_count}};
+          {"shard_count", c.shard_count},
+          {"evaluator", {{"url", c.evaluator_urls}, {"token_env", c.evaluator_token_env}}}};
 }
 
 }  // namespace ptxbench

@@ -41,6 +41,10 @@ struct experiment_config {
   // process runs the trajectories whose index % shard_count == shard_index.
   int shard_index = 0;
   int shard_count = 1;
+  // Remote evaluation ("evaluator": {"url": "http://..." | [...], "token_env": "VAR"}):
+  // candidates are judged by these `ptxbench evald` services instead of in-process.
+  std::vector<std::string> evaluator_urls;
+  std::string evaluator_token_env;  // the variable holding their bearer token (the token is never stored)
 };
 
 const char* to_string(stop_policy p);

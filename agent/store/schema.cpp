@@ -128,6 +128,10 @@ const std::vector<added_column> k_added_columns = {
 // Tables added after the first release: CREATE TABLE IF NOT EXISTS statements.
 constexpr const char* k_added_tables[] = {
     "CREATE TABLE IF NOT EXISTS schema_changes (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
+    // Evaluation service (ptxbench evald): every request and result, for replay (request_log.hpp).
+    "CREATE TABLE IF NOT EXISTS service_requests (id INTEGER PRIMARY KEY, received_at TEXT NOT NULL,"
+    " endpoint TEXT NOT NULL, http_status INTEGER NOT NULL, item_index INTEGER NOT NULL, request TEXT NOT NULL,"
+    " result TEXT, error TEXT NOT NULL, elapsed_ms REAL NOT NULL)",
 };
 
 bool has_column(connection& db, const std::string& table, const std::string& column) {

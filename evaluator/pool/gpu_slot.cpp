@@ -38,8 +38,23 @@ void gpu_gate::unlock() {
   m_changed.notify_all();
 }
 
-gpu_slot::gpu_slot(std::string executable, int device, int spares)
-    : m_executable(executable), m_device(device), m_spare_target(spares), m_worker(std::move(executable), device) {}
+gpu_slot::gpu_slot(std::string executable, int device, int spares, std::string visible_devices)
+    : m_executable(executable),
+      m_device(device),
+      m_spare_target(spares),
+      m_visible_devices(std::move(visible_devices)),
+      m_worker(std::move(executable), m_visible_devices.empty() ? device : 0) {
+  m_worker.set_visible_devices(m_visible_devices);
+}
+
+std::unique_ptr<worker_process> gpu_slot::new_spare() const {
+  auto w = std::make_unique<worker_process>(m_executable, m_visible_devices.empty() ? m_device : 0);
+  w->set_visible_devices(m_visible_devices);
+  protocol::worker_hello h = hello();
+  w->set_known_rates(h.peak_tflops, h.copy_gbps);
+  w->set_spare(true);
+  return w;
+}
 
 gpu_slot::~gpu_slot() {
   {
@@ -120,10 +135,7 @@ void gpu_slot::keep_spares() {
     if (m_stopping) return;
     ++m_spares_starting;
     lock.unlock();
-    auto w = std::make_unique<worker_process>(m_executable, m_device);
-    protocol::worker_hello h = hello();
-    w->set_known_rates(h.peak_tflops, h.copy_gbps);
-    w->set_spare(true);
+    auto w = new_spare();
     m_gate.lock_shared();
     worker_start s = w->start(k_restart_timeout_ms);
     m_gate.unlock_shared();
@@ -157,10 +169,7 @@ std::unique_ptr<worker_process> gpu_slot::take_spare(std::string& error) {
   }
   lock.unlock();
   // No spare ready (none kept, or their starts failed): start one here.
-  auto w = std::make_unique<worker_process>(m_executable, m_device);
-  protocol::worker_hello h = hello();
-  w->set_known_rates(h.peak_tflops, h.copy_gbps);
-  w->set_spare(true);
+  auto w = new_spare();
   m_gate.lock_shared();
   worker_start s = w->start(k_restart_timeout_ms);
   m_gate.unlock_shared();

@@ -45,7 +45,10 @@ class gpu_gate {
 class gpu_slot {
  public:
   // `spares`: counting workers kept ready (0: each pass starts its own).
-  gpu_slot(std::string executable, int device, int spares = 2);
+  // `visible_devices`: the GPU this slot's workers may see (their
+  // CUDA_VISIBLE_DEVICES; they then use device 0); "" = they see every GPU
+  // and use `device`.
+  gpu_slot(std::string executable, int device, int spares = 2, std::string visible_devices = "");
   ~gpu_slot();
 
   // Starts the main worker (blocking, up to `timeout_ms`), then the spares in
@@ -69,11 +72,13 @@ class gpu_slot {
 
  private:
   void keep_spares();
+  std::unique_ptr<worker_process> new_spare() const;
   std::unique_ptr<worker_process> take_spare(std::string& error);
 
   std::string m_executable;
   int m_device;
   int m_spare_target;
+  std::string m_visible_devices;
   worker_process m_worker;
   protocol::worker_hello m_hello;
   gpu_gate m_gate;

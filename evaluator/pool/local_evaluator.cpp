@@ -13,6 +13,7 @@
 #include <future>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -20,6 +21,7 @@
 #include "evaluator/compile/compile.hpp"
 #include "evaluator/pool/gpu_slot.hpp"
 #include "evaluator/pool/instruction_proof.hpp"
+#include "evaluator/pool/slot_queue.hpp"
 #include "evaluator/pool/verdict.hpp"
 #include "ptxbench/version.hpp"
 
@@ -69,6 +71,26 @@ struct static_part {
   double ms = 0.0;
 };
 
+// The CUDA_VISIBLE_DEVICES value of each of `count` GPU slots: the entries of
+// the supervisor's own list when it has one (a Slurm allocation: "2,5" or
+// UUIDs), else the device indexes 0..count-1.
+std::vector<std::string> visible_device_ids(int count) {
+  std::vector<std::string> ids;
+  if (const char* env = std::getenv("CUDA_VISIBLE_DEVICES"); env && *env) {
+    std::string list = env, item;
+    for (size_t start = 0; start <= list.size();) {
+      size_t comma = list.find(',', start);
+      if (comma == std::string::npos) comma = list.size();
+      item = list.substr(start, comma - start);
+      if (!item.empty()) ids.push_back(item);
+      start = comma + 1;
+    }
+  }
+  for (int d = int(ids.size()); d < count; ++d) ids.push_back(std::to_string(d));
+  ids.resize(size_t(count));
+  return ids;
+}
+
 // Spare counting workers kept per GPU: the option, else $PTXBENCH_SPARE_WORKERS, else 2.
 int spare_workers(const local_evaluator_options& o) {
   if (o.spare_workers >= 0) return o.spare_workers;
@@ -107,6 +129,7 @@ class local_evaluator final : public evaluator {
       return;
     }
     std::string exe = find_worker(o);
+    // The first worker sees every GPU and counts them.
     auto first = std::make_unique<gpu_slot>(exe, 0, m_spares);
     worker_start s = first->start(k_start_timeout_ms);
     if (!s.ok) {
@@ -115,18 +138,25 @@ class local_evaluator final : public evaluator {
     }
     int count = s.hello.device_count;
     if (o.max_gpus > 0 && count > o.max_gpus) count = o.max_gpus;
-    m_slots.push_back(std::move(first));
-    std::vector<std::future<void>> starting;
-    std::mutex lock;
-    for (int d = 1; d < count; ++d)
-      starting.push_back(std::async(std::launch::async, [&, d] {
-        auto slot = std::make_unique<gpu_slot>(exe, d, m_spares);
-        if (slot->start(k_start_timeout_ms).ok) {
-          std::lock_guard g(lock);
-          m_slots.push_back(std::move(slot));
-        }
-      }));
-    for (auto& f : starting) f.get();
+    if (count <= 1) {
+      m_slots.push_back(std::move(first));
+    } else {
+      // One slot per GPU, each of its workers seeing only that GPU.
+      first.reset();
+      std::vector<std::string> ids = visible_device_ids(count);
+      std::vector<std::unique_ptr<gpu_slot>> started(static_cast<size_t>(count));
+      std::vector<std::future<void>> starting;
+      for (int d = 0; d < count; ++d)
+        starting.push_back(std::async(std::launch::async, [&, d] {
+          auto slot = std::make_unique<gpu_slot>(exe, d, m_spares, ids[size_t(d)]);
+          if (slot->start(k_start_timeout_ms).ok) started[size_t(d)] = std::move(slot);
+        }));
+      for (auto& f : starting) f.get();
+      for (auto& slot : started)
+        if (slot) m_slots.push_back(std::move(slot));
+      if (m_slots.empty()) m_no_gpu_reason = "GPU workers could not start on any of the " + std::to_string(count) + " GPUs";
+    }
+    m_queue = std::make_unique<slot_queue>(m_slots.size());
   }
 
   std::string version() const override { return evaluator_version; }
@@ -306,12 +336,6 @@ class local_evaluator final : public evaluator {
     return error;
   }
 
-  gpu_slot& least_busy() {
-    gpu_slot* best = m_slots.front().get();
-    for (auto& s : m_slots)
-      if (s->queued() < best->queued()) best = s.get();
-    return *best;
-  }
 
   void run_on_gpu(const evaluation_request& req, const manifest& m, const compiled_module& cm,
                   std::future<static_part>& static_check, evaluation_result& r) {
@@ -328,9 +352,14 @@ class local_evaluator final : public evaluator {
     job.time_limit_ms = req.time_limit_ms;
     job.timing_budget_ms = req.timing_budget_ms;
 
-    gpu_slot& slot = least_busy();
+    // The next idle GPU takes the main job (slot_queue); its counting passes
+    // run on that GPU's spares after the main worker is free for the next job.
+    std::optional<slot_queue::lease> held;
+    held.emplace(*m_queue);
+    gpu_slot& slot = *m_slots[held->slot()];
     std::string restart_error;
     job_outcome out = run_main(slot, job, restart_error);
+    held.reset();
     r.gpu = gpu_description();
     static_part p = static_check.get();
     r.instructions = p.report;
@@ -379,6 +408,7 @@ class local_evaluator final : public evaluator {
 
   int m_spares;
   std::vector<std::unique_ptr<gpu_slot>> m_slots;
+  std::unique_ptr<slot_queue> m_queue;
   std::string m_no_gpu_reason;
   std::atomic<uint64_t> m_job_ids{0};
   std::mutex m_rng_mutex;

@@ -82,6 +82,13 @@ worker_start worker_process::start(int timeout_ms) {
   }
   args.push_back(nullptr);
   char** argv = args.data();
+  // The child's environment: ours, with CUDA_VISIBLE_DEVICES replaced when this worker has its own GPU.
+  std::string visible = "CUDA_VISIBLE_DEVICES=" + m_visible_devices;
+  std::vector<char*> envp;
+  for (char** e = environ; e && *e; ++e)
+    if (m_visible_devices.empty() || std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) != 0) envp.push_back(*e);
+  if (!m_visible_devices.empty()) envp.push_back(visible.data());
+  envp.push_back(nullptr);
   pid_t pid = ::fork();
   if (pid < 0) {
     out.error = std::string("fork: ") + std::strerror(errno);
@@ -93,7 +100,7 @@ worker_start worker_process::start(int timeout_ms) {
     ::dup2(to_child[0], 0);
     ::dup2(from_child[1], 1);
     ::dup2(err_fd, 2);
-    ::execv(argv[0], argv);
+    ::execve(argv[0], argv, envp.data());
     _exit(127);
   }
   ::close(err_fd);

@@ -48,6 +48,10 @@ class worker_process {
   bool alive() const { return m_pid > 0; }
   // Kills the process (if any); the next start() makes a fresh one.
   void stop() { kill_and_reap(); }
+  // Restricts the worker to these GPUs (CUDA_VISIBLE_DEVICES in its
+  // environment; "" = inherit the supervisor's). With one GPU listed, the
+  // worker's --device is 0: a candidate cannot reach another slot's GPU.
+  void set_visible_devices(std::string devices) { m_visible_devices = std::move(devices); }
   // A spare for counting passes: its profiler is set up at start.
   void set_spare(bool spare) { m_spare = spare; }
   // Rates measured by an earlier worker on this GPU: a replacement reuses them
@@ -71,6 +75,7 @@ class worker_process {
   double m_known_peak_tflops = 0.0;
   double m_known_copy_gbps = 0.0;
   bool m_spare = false;
+  std::string m_visible_devices;
   std::unique_ptr<protocol::line_reader> m_reader;
 };
 

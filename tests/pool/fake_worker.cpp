@@ -9,14 +9,21 @@
 //   fake:error_once:F  the same while file F does not exist (it creates it), else ok:
 //                      an evaluator error that a fresh worker does not repeat
 //   fake:lost          dies while computing references (outside the candidate's launches)
+//   fake:sleep:MS      like ok, after MS milliseconds "on the GPU"
 //   fake:timed:F       asks for the GPU before "timing" (ready_to_time / go) and
 //                      appends "T start end" (steady-clock microseconds) to file F;
 //                      counting jobs append "C start end" for their pass
 // Counting jobs (count_only) answer that nothing was counted ("fake worker: no counters").
+// GPUs: $PTXBENCH_FAKE_GPUS of them (default 1), or as many as CUDA_VISIBLE_DEVICES
+// lists when it is set, as CUDA counts; the correctness reason ends with
+// "on <CUDA_VISIBLE_DEVICES>" ("on all" when unset), so tests see which GPU ran a job.
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -28,7 +35,11 @@ using namespace ptxbench;
 int main() {
   auto send = [](const nlohmann::json& j) { protocol::write_line(1, j.dump()); };
   protocol::worker_hello h;
-  h.device_count = 1;
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const char* fake_gpus = std::getenv("PTXBENCH_FAKE_GPUS");
+  h.device_count = fake_gpus && *fake_gpus ? std::atoi(fake_gpus) : 1;
+  if (visible) h.device_count = *visible ? 1 + int(std::count(visible, visible + std::strlen(visible), ',')) : 0;
+  const std::string on = std::string(" on ") + (visible ? visible : "all");
   h.name = "Fake GPU";
   h.arch = "sm_90";
   h.sm_count = 132;
@@ -86,7 +97,8 @@ int main() {
     }
     r.partial.stages[stage::runtime] = {stage_status::passed, "", 0.0};
     r.partial.stages[stage::correctness] = {
-        stage_status::passed, "pid " + std::to_string(::getpid()) + " job " + std::to_string(job.id), 1.0};
+        stage_status::passed, "pid " + std::to_string(::getpid()) + " job " + std::to_string(job.id) + on, 1.0};
+    if (mode == "sleep") std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(arg.c_str())));
     r.partial.stages[stage::performance] = {stage_status::not_run, "timing not requested", 0.0};
     if (mode == "error")
       r.partial.stages[stage::performance] = {stage_status::error, "baseline failed: fake library status 7", 0.0};

@@ -1,0 +1,76 @@
+#include "agent/service/metrics.hpp"
+
+#include <sstream>
+
+namespace ptxbench::service {
+
+void service_metrics::record_evaluation(const evaluation_result& r, double seconds) {
+  std::lock_guard lock(m_mutex);
+  ++m_evaluations;
+  m_seconds_sum += seconds;
+  for (size_t i = 0; i < k_buckets.size(); ++i)
+    if (seconds <= k_buckets[i]) {
+      ++m_bucket_counts[i];
+      break;
+    }
+  for (const auto& [s, o] : r.stages) ++m_stage_outcomes[{to_string(s), to_string(o.status)}];
+  ++m_verdicts[r.passed ? "passed" : to_string(r.verdict)];
+}
+
+void service_metrics::record_http(const std::string& endpoint, int status) {
+  std::lock_guard lock(m_mutex);
+  ++m_http[{endpoint, status}];
+}
+
+void service_metrics::record_log_failure() {
+  std::lock_guard lock(m_mutex);
+  ++m_log_failures;
+}
+
+uint64_t service_metrics::evaluations() const {
+  std::lock_guard lock(m_mutex);
+  return m_evaluations;
+}
+
+std::string service_metrics::render(int queue_waiting, int queue_running, int queue_capacity, int width) const {
+  std::lock_guard lock(m_mutex);
+  std::ostringstream o;
+  o << "# HELP ptxbench_evald_queue_depth Evaluations admitted and waiting for a free evaluation slot.\n"
+    << "# TYPE ptxbench_evald_queue_depth gauge\nptxbench_evald_queue_depth " << queue_waiting << "\n"
+    << "# HELP ptxbench_evald_in_flight Evaluations running now.\n"
+    << "# TYPE ptxbench_evald_in_flight gauge\nptxbench_evald_in_flight " << queue_running << "\n"
+    << "# HELP ptxbench_evald_queue_capacity Evaluations admitted at most (running and waiting); beyond it 429.\n"
+    << "# TYPE ptxbench_evald_queue_capacity gauge\nptxbench_evald_queue_capacity " << queue_capacity << "\n"
+    << "# HELP ptxbench_evald_width Evaluations run at once.\n"
+    << "# TYPE ptxbench_evald_width gauge\nptxbench_evald_width " << width << "\n";
+  o << "# HELP ptxbench_evald_evaluations_total Evaluations completed.\n"
+    << "# TYPE ptxbench_evald_evaluations_total counter\nptxbench_evald_evaluations_total " << m_evaluations << "\n";
+  o << "# HELP ptxbench_evald_evaluation_seconds Time from admission to result, per evaluation.\n"
+    << "# TYPE ptxbench_evald_evaluation_seconds histogram\n";
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < k_buckets.size(); ++i) {
+    cumulative += m_bucket_counts[i];
+    o << "ptxbench_evald_evaluation_seconds_bucket{le=\"" << k_buckets[i] << "\"} " << cumulative << "\n";
+  }
+  o << "ptxbench_evald_evaluation_seconds_bucket{le=\"+Inf\"} " << m_evaluations << "\n"
+    << "ptxbench_evald_evaluation_seconds_sum " << m_seconds_sum << "\n"
+    << "ptxbench_evald_evaluation_seconds_count " << m_evaluations << "\n";
+  o << "# HELP ptxbench_evald_stage_outcomes_total Stage outcomes of completed evaluations.\n"
+    << "# TYPE ptxbench_evald_stage_outcomes_total counter\n";
+  for (const auto& [k, n] : m_stage_outcomes)
+    o << "ptxbench_evald_stage_outcomes_total{stage=\"" << k.first << "\",status=\"" << k.second << "\"} " << n << "\n";
+  o << "# HELP ptxbench_evald_verdicts_total Completed evaluations by verdict (passed, or the failing stage).\n"
+    << "# TYPE ptxbench_evald_verdicts_total counter\n";
+  for (const auto& [v, n] : m_verdicts) o << "ptxbench_evald_verdicts_total{verdict=\"" << v << "\"} " << n << "\n";
+  o << "# HELP ptxbench_evald_http_responses_total HTTP responses by endpoint and status.\n"
+    << "# TYPE ptxbench_evald_http_responses_total counter\n";
+  for (const auto& [k, n] : m_http)
+    o << "ptxbench_evald_http_responses_total{endpoint=\"" << k.first << "\",code=\"" << k.second << "\"} " << n
+      << "\n";
+  o << "# HELP ptxbench_evald_log_failures_total Results that could not be written to the request log.\n"
+    << "# TYPE ptxbench_evald_log_failures_total counter\nptxbench_evald_log_failures_total " << m_log_failures
+    << "\n";
+  return o.str();
+}
+
+}  // namespace ptxbench::service

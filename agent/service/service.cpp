@@ -1,0 +1,268 @@
+#include "agent/service/service.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "agent/loop/orchestrator.hpp"
+#include "agent/service/request.hpp"
+#include "evaluator/api/json_path.hpp"
+
+namespace ptxbench::service {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+// Deeper JSON than this is refused before parsing: the parser recurses, and
+// no request of this API nests more than a few levels.
+constexpr int k_max_json_depth = 64;
+// A rejected request's body is logged only up to this many bytes.
+constexpr size_t k_logged_rejected_bytes = 4096;
+
+http_answer error_answer(int status, const std::string& message) {
+  http_answer a;
+  a.status = status;
+  a.body = nlohmann::json{{"error", message}, {"status", status}}.dump();
+  return a;
+}
+
+// Largest nesting of [ and { outside strings, stopping early past `limit`.
+int json_depth(const std::string& text, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > deepest) deepest = depth;
+      if (deepest > limit) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// A result for an item whose evaluation threw (an evaluator that is no local
+// one, e.g. a remote one that lost its service): status error, never the
+// candidate's failure.
+evaluation_result evaluator_failure(const std::string& what, const std::string& version) {
+  evaluation_result r = format_failure_result("", version);
+  r.verdict = stage::runtime;
+  r.headline = "evaluator error at runtime: " + what;
+  r.stages[stage::format] = {stage_status::not_run, "evaluator failed", 0.0};
+  r.stages[stage::runtime] = {stage_status::error, "evaluator failure: " + what, 0.0};
+  return r;
+}
+
+// The token's length may leak; its content does not.
+bool constant_time_equal(const std::string& given, const std::string& expected) {
+  if (given.size() != expected.size() || expected.empty()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < given.size(); ++i) diff |= static_cast<unsigned char>(given[i] ^ expected[i]);
+  return diff == 0;
+}
+
+std::string truncated(const std::string& s, size_t n) {
+  return s.size() <= n ? s : s.substr(0, n) + "... (" + std::to_string(s.size()) + " bytes)";
+}
+
+}  // namespace
+
+bool is_loopback_host(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
+evald_service::evald_service(evaluator& eval, std::vector<task> tasks, service_options options, request_log* log)
+    : m_eval(eval), m_task_list(std::move(tasks)), m_options(std::move(options)), m_log(log) {
+  for (const auto& t : m_task_list) m_tasks.emplace(t.id, t);
+  int width = m_options.width > 0 ? m_options.width : std::max(2, int(std::thread::hardware_concurrency()));
+  m_options.width = width;
+  m_queue = std::make_unique<eval_queue>(width, m_options.capacity);
+}
+
+http_answer evald_service::handle(const http_request& request) noexcept {
+  http_answer a;
+  try {
+    a = route(request);
+  } catch (const input_error& e) {
+    a = error_answer(400, e.what());
+  } catch (const std::exception& e) {
+    a = error_answer(500, std::string("internal error: ") + e.what());
+  } catch (...) {
+    a = error_answer(500, "internal error");
+  }
+  try {
+    // Known routes only as labels: a client must not grow the metrics with made-up paths.
+    std::string label = request.path;
+    if (label.rfind("/v1/tasks/", 0) == 0) label = "/v1/tasks/<id>";
+    else if (label != "/v1/evaluate" && label != "/v1/evaluate/batch" && label != "/v1/tasks" &&
+             label != "/v1/health" && label != "/v1/metrics")
+      label = "other";
+    m_metrics.record_http(label, a.status);
+  } catch (...) {
+  }
+  return a;
+}
+
+bool evald_service::authorised(const http_request& request) const {
+  if (m_options.token.empty()) return true;
+  const std::string prefix = "Bearer ";
+  if (request.authorization.rfind(prefix, 0) != 0) return false;
+  return constant_time_equal(request.authorization.substr(prefix.size()), m_options.token);
+}
+
+http_answer evald_service::route(const http_request& request) {
+  const std::string& p = request.path;
+  const bool get = request.method == "GET", post = request.method == "POST";
+  if (p == "/v1/health") return get ? health() : error_answer(405, "use GET for " + p);
+  if (!authorised(request)) {
+    http_answer a = error_answer(401, "missing or wrong bearer token (Authorization: Bearer ...)");
+    a.headers.push_back({"WWW-Authenticate", "Bearer"});
+    return a;
+  }
+  if (p == "/v1/evaluate" || p == "/v1/evaluate/batch") {
+    if (!post) return error_answer(405, "use POST for " + p);
+    return evaluate(request, p == "/v1/evaluate/batch");
+  }
+  if (p == "/v1/tasks" || p.rfind("/v1/tasks/", 0) == 0) return get ? tasks(p) : error_answer(405, "use GET for " + p);
+  if (p == "/v1/metrics") {
+    if (!get) return error_answer(405, "use GET for " + p);
+    http_answer a;
+    a.content_type = "text/plain; version=0.0.4";
+    a.body = m_metrics.render(m_queue->waiting(), m_queue->running(), m_queue->capacity(), m_queue->width());
+    return a;
+  }
+  return error_answer(404, "no route " + request.method + " " + p);
+}
+
+http_answer evald_service::health() const {
+  http_answer a;
+  a.body = nlohmann::json{{"status", "ok"},
+                          {"evaluator_version", m_eval.version()},
+                          {"gpu", m_eval.gpu_description()},
+                          {"tasks", m_task_list.size()},
+                          {"queue", {{"waiting", m_queue->waiting()},
+                                     {"running", m_queue->running()},
+                                     {"capacity", m_queue->capacity()},
+                                     {"width", m_queue->width()}}}}
+               .dump();
+  return a;
+}
+
+http_answer evald_service::tasks(const std::string& path) const {
+  http_answer a;
+  if (path == "/v1/tasks") {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& t : m_task_list)
+      list.push_back({{"id", t.id}, {"family", t.family}, {"arch", t.arch}, {"runs_on_hopper", t.runs_on_hopper},
+                      {"target_instructions", t.target_instructions}});
+    a.body = nlohmann::json{{"tasks", list}}.dump();
+    return a;
+  }
+  const std::string id = path.substr(std::string("/v1/tasks/").size());
+  auto it = m_tasks.find(id);
+  if (it == m_tasks.end()) return error_answer(404, "unknown task '" + truncated(id, 100) + "'");
+  a.body = task_to_json(it->second).dump();
+  return a;
+}
+
+void evald_service::log_row(const service_request_row& row) {
+  if (!m_log) return;
+  try {
+    m_log->append(row);
+  } catch (const std::exception& e) {
+    // The answer is still given: the evaluation happened; the operator sees the
+    // failure here and in ptxbench_evald_log_failures_total.
+    m_metrics.record_log_failure();
+    std::fprintf(stderr, "evald: request log: %s\n", e.what());
+  }
+}
+
+http_answer evald_service::evaluate(const http_request& request, bool batch) {
+  const std::string endpoint = batch ? "/v1/evaluate/batch" : "/v1/evaluate";
+  auto reject = [&](int status, const std::string& message) {
+    http_answer a = error_answer(status, message);
+    log_row({0, "", endpoint, status, 0, truncated(request.body, k_logged_rejected_bytes), nullptr, message, 0.0});
+    return a;
+  };
+  if (request.body.size() > m_options.max_body_bytes)
+    return reject(413, "body of " + std::to_string(request.body.size()) + " bytes is over the limit of " +
+                           std::to_string(m_options.max_body_bytes));
+  if (json_depth(request.body, k_max_json_depth) > k_max_json_depth)
+    return reject(400, "$: JSON nested deeper than " + std::to_string(k_max_json_depth) + " levels");
+  nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
+  if (body.is_discarded()) return reject(400, "$: the body is not valid JSON");
+
+  std::vector<const nlohmann::json*> raw;
+  std::vector<std::string> paths;
+  if (!batch) {
+    raw.push_back(&body);
+    paths.push_back("$");
+  } else {
+    const nlohmann::json* list = &body;
+    std::string base = "$";
+    if (body.is_object()) {
+      if (!body.contains("requests") || body.size() != 1)
+        return reject(400, "$: expected an array of requests or {\"requests\": [...]}");
+      list = &body.at("requests");
+      base = "$.requests";
+    }
+    if (!list->is_array()) return reject(400, base + ": expected an array of requests");
+    if (list->empty()) return reject(400, base + ": the batch is empty");
+    const size_t limit = size_t(std::min(m_options.max_batch, m_options.capacity));
+    if (list->size() > limit)
+      return reject(413, base + ": " + std::to_string(list->size()) + " requests; at most " + std::to_string(limit) +
+                             " in one batch");
+    for (size_t i = 0; i < list->size(); ++i) {
+      raw.push_back(&(*list)[i]);
+      paths.push_back(base + "[" + std::to_string(i) + "]");
+    }
+  }
+  std::vector<evaluate_item> items;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    try {
+      items.push_back(parse_evaluate_item(*raw[i], paths[i], m_tasks));
+    } catch (const input_error& e) {
+      return reject(400, e.what());
+    }
+  }
+
+  const auto admitted = clock_type::now();
+  std::vector<eval_queue::job> jobs;
+  for (const auto& item : items)
+    jobs.push_back([this, &item]() -> evaluation_result {
+      if (!item.format_problem.empty()) return format_failure_result(item.format_problem, m_eval.version());
+      return m_eval.evaluate(item.request);
+    });
+  auto futures = m_queue->submit(std::move(jobs));
+  if (!futures) {
+    http_answer a = reject(429, "the evaluation queue is full (" + std::to_string(m_queue->capacity()) +
+                                    " admitted); retry later");
+    a.headers.push_back({"Retry-After", std::to_string(m_options.retry_after_s)});
+    return a;
+  }
+  nlohmann::json results = nlohmann::json::array();
+  for (size_t i = 0; i < futures->size(); ++i) {
+    evaluation_result r;
+    try {
+      r = (*futures)[i].get();
+    } catch (const std::exception& e) {
+      r = evaluator_failure(e.what(), m_eval.version());
+    }
+    const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - admitted).count();
+    m_metrics.record_evaluation(r, ms / 1000.0);
+    nlohmann::json rj = to_json(r);
+    log_row({0, "", endpoint, 200, int(i), raw[i]->dump(), rj, "", ms});
+    results.push_back(std::move(rj));
+  }
+  http_answer a;
+  a.body = batch ? nlohmann::json{{"results", results}}.dump() : results.at(0).dump();
+  return a;
+}
+
+}  // namespace ptxbench::service
