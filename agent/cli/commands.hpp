@@ -13,5 +13,6 @@ int cmd_replay(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
 int cmd_merge(int argc, char** argv);
+int cmd_mutate(int argc, char** argv);
 
 }  // namespace ptxbench::cli

@@ -30,6 +30,7 @@ const command commands[] = {
     {"report", ptxbench::cli::cmd_report, "per model x task metrics, terminal table and HTML with plots"},
     {"serve", ptxbench::cli::cmd_serve, "read-only web viewer over a run database"},
     {"merge", ptxbench::cli::cmd_merge, "merge shard databases (run --shard i/n) into one"},
+    {"mutate", ptxbench::cli::cmd_mutate, "correction data: break verified solutions, judge, keep the aimed verdicts"},
 };
 
 void usage(std::FILE* out) {
