@@ -36,6 +36,7 @@ data::export_options read_options(const cxxopts::ParseResult& args) {
     }
   }
   o.balance = args.count("balance") > 0;
+  o.keep_duplicates = args.count("keep-duplicates") > 0;
   if (auto s = option_or_env(args, "per-cell")) {
     try {
       o.per_cell = std::stoi(*s);
@@ -73,7 +74,8 @@ int cmd_export(int argc, char** argv) {
     ("min-fix-stage", "the fix (answer, chosen) reached at least this stage", cxxopts::value<std::string>())
     ("min-speedup", "the fix has a measured speedup >= this", cxxopts::value<std::string>())
     ("balance", "cap every family x failing-stage cell at the smallest non-empty cell")
-    ("per-cell", "balance with this cap per cell instead", cxxopts::value<std::string>());
+    ("per-cell", "balance with this cap per cell instead", cxxopts::value<std::string>())
+    ("keep-duplicates", "keep records whose candidates are near-duplicates of an earlier record's (default: dropped)");
   cxxopts::ParseResult args;
   int code = 0;
   if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
@@ -98,6 +100,8 @@ int cmd_export(int argc, char** argv) {
   std::FILE* table = out == "-" ? stderr : stdout;
   std::fprintf(table, "%s examples from %s\n%s", data::to_string(options.kind), db->c_str(),
                data::format_coverage(result, options.balance).c_str());
+  if (result.duplicates_dropped > 0)
+    std::fprintf(table, "%d near-duplicate records dropped (--keep-duplicates keeps them)\n", result.duplicates_dropped);
   if (out != "-") std::fprintf(table, "wrote %s\n", out.c_str());
   if (result.records.empty()) std::fprintf(stderr, "ptxbench: warning: no records matched\n");
   return exit_code::ok;

@@ -14,5 +14,6 @@ int cmd_report(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
 int cmd_merge(int argc, char** argv);
 int cmd_evald(int argc, char** argv);
+int cmd_mutate(int argc, char** argv);
 
 }  // namespace ptxbench::cli

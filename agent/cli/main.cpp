@@ -31,6 +31,7 @@ const command commands[] = {
     {"serve", ptxbench::cli::cmd_serve, "read-only web viewer over a run database"},
     {"merge", ptxbench::cli::cmd_merge, "merge shard databases (run --shard i/n) into one"},
     {"evald", ptxbench::cli::cmd_evald, "evaluation service over HTTP (for RL trainers and remote runs)"},
+    {"mutate", ptxbench::cli::cmd_mutate, "correction data: break verified solutions, judge, keep the aimed verdicts"},
 };
 
 void usage(std::FILE* out) {

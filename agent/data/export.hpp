@@ -16,7 +16,9 @@
 //              with second worst, ..., only where one is strictly better.
 //
 // Every record carries "provenance": experiment, trajectory, round, evaluator
-// version, task, family, model, failing stage, fix stage, speedup. Output order
+// version, task, family, model, failing stage, fix stage, speedup, source
+// ("model" or "mutation") and the mutation operator. Near-duplicate records
+// are dropped unless keep_duplicates. Output order
 // is deterministic: (experiment id, task, sample, trajectory id, round).
 #include <cstdint>
 #include <map>
@@ -52,6 +54,9 @@ struct export_options {
   export_filter filter;
   bool balance = false;
   std::optional<int> per_cell;  // with balance: cap per cell (default: the smallest non-empty cell)
+  // false: a record whose candidates are near-duplicates (candidates.duplicate_of)
+  // of an earlier record's is dropped.
+  bool keep_duplicates = false;
 };
 
 struct export_record {
@@ -59,6 +64,9 @@ struct export_record {
   std::string family;
   std::string failing_stage;  // coverage column; "first_try" for sft solved in round 0
   std::string selection_key;  // stable identity used by the balance hash
+  // The record's candidates by their earliest near-duplicate: two records with
+  // one key teach the same thing. "" never counts as a duplicate.
+  std::string duplicate_key;
 };
 
 // Counts per (family, failing stage).
@@ -69,6 +77,7 @@ struct export_result {
   coverage_table coverage;             // after filters, before balancing
   coverage_table kept;                 // what was written
   int cap = 0;                         // the per-cell cap applied (0 when not balanced)
+  int duplicates_dropped = 0;          // near-duplicate records left out (before coverage)
 };
 
 // Builds the records. Throws input_error for an unknown experiment or a filter

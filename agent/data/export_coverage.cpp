@@ -54,6 +54,18 @@ export_result build_export(run_store& store, const export_options& options) {
     auto records = export_records(data, options);
     for (auto& r : records) result.records.push_back(std::move(r));
   }
+  if (!options.keep_duplicates) {
+    std::set<std::string> seen;
+    std::vector<export_record> unique;
+    for (auto& r : result.records) {
+      if (!r.duplicate_key.empty() && !seen.insert(r.duplicate_key).second) {
+        ++result.duplicates_dropped;
+        continue;
+      }
+      unique.push_back(std::move(r));
+    }
+    result.records = std::move(unique);
+  }
   result.coverage = count_cells(result.records);
   if (options.balance) {
     result.cap = options.per_cell ? *options.per_cell : smallest_cell(result.coverage);

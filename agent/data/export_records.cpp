@@ -77,7 +77,17 @@ json provenance(const provenance_input& p, export_kind kind) {
       {"failing_stage", p.failing_rank == -2 ? json(nullptr) : json(verdict_name(p.failing_rank))},
       {"fix_stage", verdict_name(quality_of(*p.fix).verdict)},
       {"speedup", optional_number(quality_of(*p.fix).speedup)},
+      // "model", or "mutation" for a failed attempt made by ptxbench mutate.
+      {"source", t.source},
+      {"operator", t.mutation_operator.empty() ? json(nullptr) : json(t.mutation_operator)},
   };
+}
+
+// The earliest near-duplicate of a turn's candidate, or the turn itself when
+// it has no PTX to compare.
+std::string root_of(const turn_view& v) {
+  if (!v.candidate || v.candidate->normalised_hash.empty()) return "t" + std::to_string(v.turn.id);
+  return "c" + std::to_string(v.candidate->duplicate_of.value_or(v.candidate->id));
 }
 
 struct keyed_record {
@@ -125,6 +135,7 @@ void corrections(const experiment_data& d, const export_options& o, std::vector<
       messages.push_back({{"role", "user"}, {"content", feedback}});
       messages.push_back(assistant(fix.turn.reply));
       out.push_back(make_record({&d, &t, &fix, before.verdict, failed.turn.round}, o.kind, {{"messages", messages}}));
+      out.back().record.duplicate_key = root_of(failed) + "/" + root_of(fix);
     }
   }
 }
@@ -144,6 +155,7 @@ void sfts(const experiment_data& d, const export_options& o, std::vector<keyed_r
     messages.push_back(assistant(answer->turn.reply));
     out.push_back(make_record({&d, &t, answer, first_try ? -2 : first.verdict, t.turns.front().turn.round}, o.kind,
                               {{"messages", messages}}));
+    out.back().record.duplicate_key = root_of(*answer);
   }
 }
 
@@ -181,6 +193,7 @@ void preferences(const experiment_data& d, const export_options& o, std::vector<
       k.record.body["provenance"]["rejected_speedup"] = optional_number(quality_of(*rejected.turn).speedup);
       k.record.selection_key += "/" + std::to_string(rejected.trajectory->trajectory.sample);
       std::get<4>(k.order) = rejected.trajectory->trajectory.id;
+      k.record.duplicate_key = root_of(*chosen.turn) + "/" + root_of(*rejected.turn);
       out.push_back(std::move(k));
     }
   }

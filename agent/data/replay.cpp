@@ -71,6 +71,8 @@ std::vector<replay_job> copy_experiment(run_store& source, run_store& target, co
   for (const auto& t : data.trajectories) {
     const auto& tr = t.trajectory;
     int64_t new_id = target.ensure_trajectory(new_experiment_id, tr.task_id, tr.family, tr.sample);
+    if (tr.source != "model" || !tr.mutation_operator.empty())
+      target.set_trajectory_provenance(new_id, tr.source, tr.mutation_operator);
     for (const auto& view : t.turns) {
       turn_row turn = view.turn;
       turn.id = 0;

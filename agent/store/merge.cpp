@@ -381,6 +381,8 @@ void write_trajectory(experiment_group& g, int64_t experiment_id, const trajecto
   const trajectory_content incoming = load_content(*inputs[src.input].store, plan.row, src.failures);
   const trajectory_row& t = plan.row;
   const int64_t out_id = out.ensure_trajectory(experiment_id, t.task_id, t.family, t.sample);
+  if (t.source != "model" || !t.mutation_operator.empty())
+    out.set_trajectory_provenance(out_id, t.source, t.mutation_operator);
   std::set<int> rounds_present;
   for (const auto& v : plan.existing.turns) rounds_present.insert(v.turn.round);
   for (const auto& v : incoming.turns) {

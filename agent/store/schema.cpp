@@ -123,6 +123,13 @@ struct added_column {
 };
 const std::vector<added_column> k_added_columns = {
     // {"table", "column", "TEXT"},
+    // Mutation data (ptxbench mutate): where a trajectory's failed attempt came from.
+    {"trajectories", "source", "TEXT NOT NULL DEFAULT 'model'"},
+    {"trajectories", "mutation_operator", "TEXT NOT NULL DEFAULT ''"},
+    // Near-duplicate candidates (ptx_fingerprint.hpp): the fingerprint and the
+    // earliest candidate of the same task that has it.
+    {"candidates", "normalised_hash", "TEXT NOT NULL DEFAULT ''"},
+    {"candidates", "duplicate_of", "INTEGER"},
 };
 
 // Tables added after the first release: CREATE TABLE IF NOT EXISTS statements.
@@ -141,6 +148,12 @@ bool has_column(connection& db, const std::string& table, const std::string& col
   return info.step() && info.int64_at(0) > 0;
 }
 
+// Indexes over added columns: created after the columns exist.
+constexpr const char* k_added_indexes[] = {
+    // Near-duplicate lookup on every candidate write.
+    "CREATE INDEX IF NOT EXISTS candidates_by_hash ON candidates (normalised_hash)",
+};
+
 void add_missing_columns(connection& db) {
   for (const char* sql : k_added_tables) db.exec(sql);
   for (const auto& c : k_added_columns) {
@@ -152,6 +165,7 @@ void add_missing_columns(connection& db) {
     note.bind(2, utc_now_iso8601());
     note.run();
   }
+  for (const char* sql : k_added_indexes) db.exec(sql);
 }
 
 // The stored schema version, or nullopt when meta has none. Throws store_error

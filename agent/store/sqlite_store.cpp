@@ -4,6 +4,7 @@
 
 #include <system_error>
 
+#include "agent/store/ptx_fingerprint.hpp"
 #include "agent/store/schema.hpp"
 #include "agent/store/store_rows.hpp"
 
@@ -151,12 +152,26 @@ int64_t sqlite_store::record_turn(const turn_row& turn, const candidate_row& can
     insert.run();
   }
   const int64_t turn_id = m_db.last_insert_id();
+  const std::string hash = candidate_fingerprint(candidate.ptx, candidate.manifest);
+  std::optional<int64_t> duplicate_of;
+  if (!hash.empty()) {
+    statement earlier = m_db.query(
+        "SELECT min(c.id) FROM candidates c JOIN turns t ON t.id = c.turn_id"
+        " JOIN trajectories r ON r.id = t.trajectory_id"
+        " WHERE c.normalised_hash = ?1 AND r.task_id = (SELECT task_id FROM trajectories WHERE id = ?2)");
+    earlier.bind(1, hash);
+    earlier.bind(2, turn.trajectory_id);
+    if (earlier.step()) duplicate_of = earlier.optional_int64_at(0);
+  }
   statement insert = m_db.query(
-      "INSERT INTO candidates (turn_id, ptx, manifest, format_problem) VALUES (?1, ?2, ?3, ?4)");
+      "INSERT INTO candidates (turn_id, ptx, manifest, format_problem, normalised_hash, duplicate_of)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
   insert.bind(1, turn_id);
   insert.bind(2, candidate.ptx);
   insert.bind(3, candidate.manifest);
   insert.bind(4, candidate.format_problem);
+  insert.bind(5, hash);
+  insert.bind(6, duplicate_of);
   insert.run();
   tx.commit();
   return turn_id;
@@ -216,6 +231,19 @@ void sqlite_store::finish_trajectory(int64_t trajectory_id, const std::string& f
   update.bind(3, rounds_done);
   update.bind(4, utc_now_iso8601());
   update.bind(5, trajectory_id);
+  update.run();
+  require_changed("trajectories", trajectory_id);
+  tx.commit();
+}
+
+void sqlite_store::set_trajectory_provenance(int64_t trajectory_id, const std::string& source,
+                                             const std::string& mutation_operator) {
+  std::lock_guard lock(m_mutex);
+  write_transaction tx(m_db);
+  statement update = m_db.query("UPDATE trajectories SET source = ?1, mutation_operator = ?2 WHERE id = ?3");
+  update.bind(1, source);
+  update.bind(2, mutation_operator);
+  update.bind(3, trajectory_id);
   update.run();
   require_changed("trajectories", trajectory_id);
   tx.commit();

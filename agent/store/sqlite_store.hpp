@@ -22,6 +22,8 @@ class sqlite_store final : public run_store {
   void record_llm_failure(const llm_failure_row& f) override;
   void finish_trajectory(int64_t trajectory_id, const std::string& final_verdict, bool passed,
                          int rounds_done) override;
+  void set_trajectory_provenance(int64_t trajectory_id, const std::string& source,
+                                 const std::string& mutation_operator) override;
 
   std::vector<experiment_row> experiments() override;
   std::optional<experiment_row> find_experiment(const std::string& name) override;

@@ -46,6 +46,11 @@ struct trajectory_row {
   int rounds_done = 0;
   std::string final_verdict;       // stage name or "passed"; empty while pending
   bool passed = false;
+  // Where the trajectory's failed attempt came from: "model" (the model under
+  // test) or "mutation" (ptxbench mutate broke a verified solution with
+  // `mutation_operator`; round 1 is that solution).
+  std::string source = "model";
+  std::string mutation_operator;
 };
 
 struct turn_row {
@@ -72,6 +77,9 @@ struct candidate_row {
   std::string ptx;
   std::string manifest;
   std::string format_problem;  // non-empty when the reply held no valid candidate
+  // Written by the store on record_turn (ptx_fingerprint.hpp); ignored on input.
+  std::string normalised_hash;          // "" when there is no PTX
+  std::optional<int64_t> duplicate_of;  // the earliest candidate of the same task with this hash
 };
 
 struct evaluation_row {
@@ -123,6 +131,8 @@ class run_store {
   virtual int64_t ensure_trajectory(int64_t experiment_id, const std::string& task_id,
                                     const std::string& family, int sample) = 0;
   // Writes the turn and its candidate in one transaction and returns the turn id.
+  // The candidate's fingerprint is computed here and it is flagged a duplicate
+  // of the earliest stored candidate of the same task with the same one.
   // If a turn for (trajectory, round) exists already, writes nothing and returns
   // the existing id: a resumed run can never duplicate a turn.
   virtual int64_t record_turn(const turn_row& turn, const candidate_row& candidate) = 0;
@@ -130,6 +140,10 @@ class run_store {
   virtual void record_llm_failure(const llm_failure_row& f) = 0;
   virtual void finish_trajectory(int64_t trajectory_id, const std::string& final_verdict, bool passed,
                                  int rounds_done) = 0;
+  // Sets the trajectory's source and mutation operator (trajectory_row);
+  // throws store_error for an unknown id.
+  virtual void set_trajectory_provenance(int64_t trajectory_id, const std::string& source,
+                                         const std::string& mutation_operator) = 0;
 
   // --- readers ---
   virtual std::vector<experiment_row> experiments() = 0;

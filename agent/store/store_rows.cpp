@@ -51,6 +51,8 @@ trajectory_row read_trajectory(const statement& s, int first) {
   r.rounds_done = s.int_at(first + 6);
   r.final_verdict = s.text_at(first + 7);
   r.passed = s.bool_at(first + 8);
+  r.source = s.text_at(first + 9);
+  r.mutation_operator = s.text_at(first + 10);
   return r;
 }
 
@@ -81,6 +83,8 @@ candidate_row read_candidate(const statement& s, int first) {
   c.ptx = s.text_at(first + 2);
   c.manifest = s.text_at(first + 3);
   c.format_problem = s.text_at(first + 4);
+  c.normalised_hash = s.text_at(first + 5);
+  c.duplicate_of = s.optional_int64_at(first + 6);
   return c;
 }
 

@@ -12,12 +12,13 @@ namespace ptxbench::store_detail {
   "x.status, x.created_at, x.finished_at, x.parent_experiment_id, x.parent_database"
 #define PTXBENCH_TRAJECTORY_COLUMNS                                                          \
   "r.id, r.experiment_id, r.task_id, r.family, r.sample, r.status, r.rounds_done, "         \
-  "r.final_verdict, r.passed"
+  "r.final_verdict, r.passed, r.source, r.mutation_operator"
 #define PTXBENCH_TURN_COLUMNS                                                                \
   "t.id, t.trajectory_id, t.round, t.messages, t.feedback, t.feedback_detail, t.reply, "    \
   "t.reasoning, t.finish_reason, t.model, t.prompt_tokens, t.completion_tokens, "           \
   "t.reasoning_tokens, t.latency_ms, t.created_at"
-#define PTXBENCH_CANDIDATE_COLUMNS "c.id, c.turn_id, c.ptx, c.manifest, c.format_problem"
+#define PTXBENCH_CANDIDATE_COLUMNS \
+  "c.id, c.turn_id, c.ptx, c.manifest, c.format_problem, c.normalised_hash, c.duplicate_of"
 #define PTXBENCH_EVALUATION_COLUMNS                                                          \
   "e.id, e.candidate_id, e.evaluator_version, e.gpu, e.verdict, e.passed, e.correct, "      \
   "e.instructions_ok, e.speedup, e.result, e.origin_evaluation_id, e.created_at"
@@ -27,7 +28,7 @@ namespace ptxbench::store_detail {
 
 // Column counts of the lists above, to find where the next table's columns start.
 constexpr int k_turn_column_count = 15;
-constexpr int k_candidate_column_count = 5;
+constexpr int k_candidate_column_count = 7;
 
 experiment_row read_experiment(const connection& db, const statement& s, int first = 0);
 trajectory_row read_trajectory(const statement& s, int first = 0);

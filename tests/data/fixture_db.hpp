@@ -98,7 +98,9 @@ inline int64_t add_trajectory(run_store& store, int64_t experiment_id, const std
     if (spec.verdict == "format") {
       candidate.format_problem = "no ```ptx block";
     } else {
-      candidate.ptx = "// ptx " + name + std::to_string(r) + "\n.version 8.5\n.target sm_90a\nline " +
+      // The name is in the code as well as the comment: candidates that differ
+      // only in comments are near-duplicates, which exports drop.
+      candidate.ptx = "// ptx " + name + std::to_string(r) + "\n.version 8.5\n.target sm_90a\nline " + name +
                       std::to_string(r) + "\n";
       candidate.manifest = "{\"launches\": []}";
     }

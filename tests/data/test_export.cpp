@@ -191,7 +191,7 @@ TEST_CASE("a fix that stops failing the static instruction check counts although
       t.messages = testing::prompt_for("gemm_bf16_mma_sync", round, "previous");
       t.reply = "reply " + std::to_string(sample) + std::to_string(round);
       candidate_row c;
-      c.ptx = "ptx";
+      c.ptx = "ptx " + std::to_string(sample) + std::to_string(round);  // distinct: not near-duplicates
       store->record_turn(t, c);
       int64_t cid = store->turns(tid).back().candidate->id;
       const auto& r = round == 0 ? pairs[sample].first : pairs[sample].second;

@@ -1,0 +1,286 @@
+#include "agent/mutate/mutate_run.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "agent/loop/orchestrator.hpp"
+#include "evaluator/api/candidate.hpp"
+#include "evaluator/api/files.hpp"
+#include "evaluator/api/json_path.hpp"
+
+namespace ptxbench::mutate {
+namespace {
+
+using json = nlohmann::json;
+
+// The same path a model's reply takes: extracted from the reply text, a
+// format failure when that fails, else the evaluator.
+evaluation_result judge_reply(evaluator& eval, const task& t, const std::string& reply, bool run_gpu) {
+  auto c = extract_candidate(reply);
+  if (!c.problem.empty()) return format_failure_result(c.problem, eval.version());
+  evaluation_request req;
+  req.t = t;
+  req.ptx = c.ptx;
+  req.manifest_text = c.manifest_text;
+  req.run_gpu = run_gpu;
+  try {
+    return eval.evaluate(req);
+  } catch (const std::exception& e) {
+    evaluation_result r = format_failure_result("", eval.version());
+    r.verdict = stage::runtime;
+    r.headline = std::string("evaluator error at runtime: ") + e.what();
+    r.stages[stage::format] = {stage_status::not_run, "evaluator failed", 0.0};
+    r.stages[stage::runtime] = {stage_status::error, std::string("evaluator failure: ") + e.what(), 0.0};
+    return r;
+  }
+}
+
+bool any_failed(const evaluation_result& r) {
+  for (const auto& [s, o] : r.stages)
+    if (o.status == stage_status::failed) return true;
+  return false;
+}
+
+std::string verdict_of(const evaluation_result& r) {
+  if (r.passed) return "passed";
+  return any_failed(r) || r.evaluator_error() ? to_string(r.verdict) : "none";
+}
+
+evaluation_row evaluation_row_of(const evaluation_result& r, int64_t candidate_id) {
+  evaluation_row e;
+  e.candidate_id = candidate_id;
+  e.evaluator_version = r.evaluator_version;
+  e.gpu = r.gpu;
+  e.verdict = r.passed ? "passed" : to_string(r.verdict);
+  e.passed = r.passed;
+  e.correct = r.correct();
+  e.instructions_ok = r.instructions_executed();
+  e.speedup = r.speedup();
+  e.result = to_json(r);
+  return e;
+}
+
+json message(const std::string& role, const std::string& content) { return {{"role", role}, {"content", content}}; }
+
+int64_t record_round(run_store& store, int64_t trajectory, int round, const json& messages, const std::string& feedback,
+                     const std::string& reply, const std::string& model, const evaluation_result& r,
+                     const mutate_options& o) {
+  turn_row turn;
+  turn.trajectory_id = trajectory;
+  turn.round = round;
+  turn.messages = messages;
+  turn.feedback = feedback;
+  turn.feedback_detail = to_string(o.feedback);
+  turn.reply = reply;
+  turn.finish_reason = "stop";
+  turn.model = model;
+  auto c = extract_candidate(reply);
+  candidate_row cand{0, 0, c.ptx, c.manifest_text, c.problem};
+  const int64_t turn_id = store.record_turn(turn, cand);
+  store.record_evaluation(evaluation_row_of(r, store.candidate_id(turn_id).value_or(0)));
+  return turn_id;
+}
+
+// Stores one kept mutant as a two-round trajectory.
+void store_kept(run_store& store, int64_t experiment_id, const task_solution& ts, int sample, const std::string& op,
+                const std::string& mutant_reply, const evaluation_result& mutant_result,
+                const evaluation_result& solution_result, const prompt_library& prompts, const mutate_options& o) {
+  const int64_t traj = store.ensure_trajectory(experiment_id, ts.t.id, ts.t.family, sample);
+  store.set_trajectory_provenance(traj, "mutation", op);
+  json prompt = json::array({message("system", prompts.system_prompt(ts.t)), message("user", prompts.task_prompt(ts.t))});
+  record_round(store, traj, 0, prompt, "", mutant_reply, "mutation:" + op, mutant_result, o);
+  const std::string feedback = prompts.feedback(ts.t, mutant_result, 0, o.feedback);
+  json repair = prompt;
+  repair.push_back(message("assistant", mutant_reply));
+  repair.push_back(message("user", feedback));
+  record_round(store, traj, 1, repair, feedback, render_reply(ts.s.ptx, ts.s.manifest_text, true), "reference",
+               solution_result, o);
+  store.finish_trajectory(traj, verdict_of(solution_result), solution_result.passed, 2);
+}
+
+std::vector<const mutation_operator*> chosen_operators(const mutate_options& o) {
+  std::vector<const mutation_operator*> ops;
+  if (o.operators.empty()) {
+    for (const auto& op : catalogue()) ops.push_back(&op);
+    return ops;
+  }
+  for (const auto& name : o.operators) {
+    const mutation_operator* op = find_operator(name);
+    if (!op) throw input_error("unknown mutation operator '" + name + "' (see agent/mutate/README.md)");
+    ops.push_back(op);
+  }
+  return ops;
+}
+
+}  // namespace
+
+const char* to_string(mutant_outcome o) {
+  switch (o) {
+    case mutant_outcome::kept: return "kept";
+    case mutant_outcome::other_stage: return "other_stage";
+    case mutant_outcome::not_run: return "not_run";
+    case mutant_outcome::passed: return "passed";
+    case mutant_outcome::error: return "error";
+  }
+  return "?";
+}
+
+mutant_outcome classify(const evaluation_result& r, stage target) {
+  if (r.evaluator_error()) return mutant_outcome::error;
+  auto it = r.stages.find(target);
+  const stage_status at_target = it == r.stages.end() ? stage_status::not_run : it->second.status;
+  if (!r.passed && r.verdict == target && at_target == stage_status::failed) return mutant_outcome::kept;
+  if (any_failed(r)) return mutant_outcome::other_stage;
+  if (at_target == stage_status::not_run || at_target == stage_status::unverified) return mutant_outcome::not_run;
+  return mutant_outcome::passed;
+}
+
+int mutate_summary::kept() const {
+  int n = 0;
+  for (const auto& m : mutants) n += m.outcome == mutant_outcome::kept;
+  return n;
+}
+
+std::vector<task_solution> load_solutions(const std::vector<task>& tasks, const std::filesystem::path& solutions_dir,
+                                          const std::vector<std::string>& wanted) {
+  std::vector<task_solution> out;
+  std::set<std::string> found;
+  for (const auto& t : tasks) {
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), t.id) == wanted.end()) continue;
+    const auto dir = solutions_dir / t.id;
+    if (!std::filesystem::is_regular_file(dir / "kernel.ptx") || !std::filesystem::is_regular_file(dir / "manifest.json"))
+      continue;
+    out.push_back({t, {read_text_file(dir / "kernel.ptx", "solution PTX"),
+                       read_text_file(dir / "manifest.json", "solution manifest")}});
+    found.insert(t.id);
+  }
+  for (const auto& id : wanted)
+    if (!found.count(id))
+      throw input_error("task '" + id + "': no verified solution in " + (solutions_dir / id).string() +
+                        " (kernel.ptx and manifest.json), or no such task");
+  return out;
+}
+
+mutate_summary run_mutation(const std::vector<task_solution>& solutions, evaluator& eval, run_store& store,
+                            const prompt_library& prompts, const mutate_options& o, const mutate_progress& progress) {
+  const auto ops = chosen_operators(o);
+  if (store.find_experiment(o.experiment_name))
+    throw input_error("experiment '" + o.experiment_name + "' already exists in " + store.path().string() +
+                      " (choose another --name)");
+  mutate_summary summary;
+  summary.gpu = eval.gpu_description();
+  experiment_row e;
+  e.name = o.experiment_name;
+  std::vector<std::string> op_names;
+  for (const auto* op : ops) op_names.push_back(op->name);
+  e.config = {{"source", "mutation"}, {"seed", o.seed}, {"per_solution", o.per_solution}, {"operators", op_names},
+              {"gpu", o.run_gpu ? "auto" : "off"}, {"feedback", to_string(o.feedback)}};
+  e.evaluator_version = eval.version();
+  e.host = "";
+  e.gpu = summary.gpu;
+  e.model = "mutation";
+  e.provider = "ptxbench mutate";
+  summary.experiment_id = store.create_experiment(e);
+  using clock = std::chrono::steady_clock;
+
+  for (const auto& ts : solutions) {
+    // Only a solution that fails no stage here can be the verified fix.
+    const evaluation_result reference = judge_reply(eval, ts.t, render_reply(ts.s.ptx, ts.s.manifest_text, true), o.run_gpu);
+    if (any_failed(reference) || reference.evaluator_error()) {
+      summary.skipped_tasks.push_back(ts.t.id + ": " + reference.headline);
+      continue;
+    }
+    std::set<std::string> seen;  // mutant texts already judged for this task
+    std::vector<const mutation_operator*> live;
+    std::map<const mutation_operator*, int> variant;
+    for (const auto* op : ops) {
+      if (apply_operator(*op, ts.t, ts.s, o.seed, 0)) live.push_back(op);
+      else summary.not_applicable.emplace_back(ts.t.id, op->name);
+    }
+    int judged = 0, sample = 0;
+    // Round robin over the applicable operators; one that yields only
+    // mutants already judged (a fixed edit has one) is dropped.
+    while (judged < o.per_solution && !live.empty()) {
+      for (size_t k = 0; k < live.size() && judged < o.per_solution;) {
+        const mutation_operator* op = live[k];
+        std::optional<mutant> m;
+        int tries = 0;
+        for (; tries < 4; ++tries) {
+          m = apply_operator(*op, ts.t, ts.s, o.seed, variant[op]++);
+          if (m && seen.insert(m->ptx + "\x1f" + m->manifest_text + (m->manifest_block ? "" : "#")).second) break;
+          m.reset();
+        }
+        if (!m) {
+          live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+          continue;
+        }
+        const std::string reply = render_reply(m->ptx, m->manifest_text, m->manifest_block);
+        auto t0 = clock::now();
+        const evaluation_result r = judge_reply(eval, ts.t, reply, o.run_gpu);
+        summary.judge_s += std::chrono::duration<double>(clock::now() - t0).count();
+        ++judged;
+        mutant_record rec{ts.t.id, op->name, op->target, m->change, classify(r, op->target), verdict_of(r), r.headline};
+        if (rec.outcome == mutant_outcome::kept)
+          store_kept(store, summary.experiment_id, ts, sample++, op->name, reply, r, reference, prompts, o);
+        if (progress) progress(rec);
+        summary.mutants.push_back(std::move(rec));
+        ++k;
+      }
+    }
+  }
+  store.set_experiment_status(summary.experiment_id, "done");
+  return summary;
+}
+
+std::string format_mutation_table(const mutate_summary& s) {
+  struct row {
+    stage target = stage::format;
+    int judged = 0, kept = 0, other = 0, not_run = 0, passed = 0, error = 0;
+  };
+  std::map<std::string, row> rows;
+  for (const auto& op : catalogue()) rows[op.name].target = op.target;
+  for (const auto& m : s.mutants) {
+    row& r = rows[m.op];
+    ++r.judged;
+    switch (m.outcome) {
+      case mutant_outcome::kept: ++r.kept; break;
+      case mutant_outcome::other_stage: ++r.other; break;
+      case mutant_outcome::not_run: ++r.not_run; break;
+      case mutant_outcome::passed: ++r.passed; break;
+      case mutant_outcome::error: ++r.error; break;
+    }
+  }
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-24s %-13s %6s %5s %6s %7s %6s %5s\n", "operator", "target", "judged", "kept",
+                "other", "not_run", "passed", "error");
+  out += line;
+  row total;
+  for (int st = 0; st < stage_count; ++st) {
+    for (const auto& op : catalogue()) {
+      const row& r = rows[op.name];
+      if (static_cast<int>(r.target) != st || r.judged == 0) continue;
+      std::snprintf(line, sizeof line, "%-24s %-13s %6d %5d %6d %7d %6d %5d\n", op.name, to_string(r.target), r.judged,
+                    r.kept, r.other, r.not_run, r.passed, r.error);
+      out += line;
+      total.judged += r.judged, total.kept += r.kept, total.other += r.other, total.not_run += r.not_run;
+      total.passed += r.passed, total.error += r.error;
+    }
+  }
+  std::snprintf(line, sizeof line, "%-24s %-13s %6d %5d %6d %7d %6d %5d\n", "total", "", total.judged, total.kept,
+                total.other, total.not_run, total.passed, total.error);
+  out += line;
+  const double per_min = s.judge_s > 0 ? total.judged / (s.judge_s / 60.0) : 0.0;
+  std::snprintf(line, sizeof line, "%d mutants judged in %.1f s: %.1f mutants judged per minute (GPU: %s)\n",
+                total.judged, s.judge_s, per_min, s.gpu.c_str());
+  out += line;
+  if (total.not_run > 0)
+    out += "not_run: the stage the operator aims at was not judged here (no GPU or another architecture); "
+           "such mutants are not kept as verified\n";
+  for (const auto& t : s.skipped_tasks) out += "skipped (reference solution failed here): " + t + "\n";
+  return out;
+}
+
+}  // namespace ptxbench::mutate

@@ -1,0 +1,82 @@
+#pragma once
+// ptxbench mutate as a library: break each verified solution with the
+// catalogue's operators, judge every mutant with the real evaluator, and store
+// the mutants whose verdict is the stage their operator aims at as two-round
+// trajectories (round 0: the mutant and the feedback it really got, round 1:
+// the verified solution), source "mutation", so `export --kind correction`
+// turns them into data like any model's repair.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "agent/mutate/mutation.hpp"
+#include "agent/prompt/prompt.hpp"
+#include "agent/store/store.hpp"
+#include "evaluator/api/evaluation.hpp"
+
+namespace ptxbench::mutate {
+
+struct task_solution {
+  task t;
+  solution s;
+};
+
+// The tasks of `tasks` that have <solutions_dir>/<task id>/{kernel.ptx,
+// manifest.json}; `wanted` (task ids) empty means all of them. Throws
+// input_error for a wanted task without a solution.
+std::vector<task_solution> load_solutions(const std::vector<task>& tasks, const std::filesystem::path& solutions_dir,
+                                          const std::vector<std::string>& wanted);
+
+struct mutate_options {
+  int per_solution = 10;             // mutants judged per solution (fewer when the operators run out)
+  uint64_t seed = 1;
+  std::vector<std::string> operators;  // empty: every operator
+  std::string experiment_name;         // the experiment the kept mutants go to
+  bool run_gpu = true;                 // false: format, compile and static checks only
+  feedback_detail feedback = feedback_detail::full;
+};
+
+// What the evaluator made of one mutant.
+//  kept:        the verdict is the operator's target stage (stored)
+//  other_stage: it failed elsewhere (verdict says where)
+//  not_run:     the target stage could not be judged here (no GPU, another architecture)
+//  passed:      no stage failed (the mutation did not break what it aimed at)
+//  error:       the evaluator failed; says nothing about the mutant
+enum class mutant_outcome { kept, other_stage, not_run, passed, error };
+const char* to_string(mutant_outcome o);
+mutant_outcome classify(const evaluation_result& r, stage target);
+
+struct mutant_record {
+  std::string task_id;
+  std::string op;
+  stage target = stage::format;
+  std::string change;
+  mutant_outcome outcome = mutant_outcome::error;
+  std::string verdict;   // the stage that failed, "none" when none did
+  std::string headline;
+};
+
+struct mutate_summary {
+  int64_t experiment_id = 0;
+  std::vector<mutant_record> mutants;
+  std::vector<std::pair<std::string, std::string>> not_applicable;  // (task, operator)
+  std::vector<std::string> skipped_tasks;  // the reference solution itself failed a stage: "task: headline"
+  double judge_s = 0.0;                    // time spent judging mutants
+  std::string gpu;
+  int kept() const;
+};
+
+using mutate_progress = std::function<void(const mutant_record&)>;
+
+// Creates the experiment (throws input_error when the name exists) and runs.
+mutate_summary run_mutation(const std::vector<task_solution>& solutions, evaluator& eval, run_store& store,
+                            const prompt_library& prompts, const mutate_options& options,
+                            const mutate_progress& progress = {});
+
+// Operator x target stage x (judged, kept, other stage, not run, passed), and
+// mutants judged per minute.
+std::string format_mutation_table(const mutate_summary& summary);
+
+}  // namespace ptxbench::mutate

@@ -1,0 +1,61 @@
+#pragma once
+// Mutation operators: text transformations of a verified solution (PTX module
+// and launch manifest) that reproduce the mistakes models make, each aimed at
+// the stage that should reject it. README.md has the catalogue with examples.
+//
+// Contract of an operator: deterministic given the rng's state; returns
+// nullopt ("not applicable") when the pattern it edits is absent; never
+// throws for odd input (a manifest that does not parse is "not applicable").
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "evaluator/api/evaluation.hpp"
+#include "evaluator/api/task.hpp"
+
+namespace ptxbench::mutate {
+
+struct solution {
+  std::string ptx;
+  std::string manifest_text;
+};
+
+struct mutant {
+  std::string ptx;
+  std::string manifest_text;
+  bool manifest_block = true;  // false: the reply carries no ```json block
+  std::string change;          // one line: what was changed, for the table and the store
+};
+
+using apply_fn = std::optional<mutant> (*)(const task& t, const solution& s, std::mt19937_64& rng);
+
+struct mutation_operator {
+  const char* name;
+  stage target;  // the stage whose failure makes the mutant worth keeping
+  const char* summary;
+  apply_fn apply;
+};
+
+// Every operator, grouped by target stage in judging order.
+const std::vector<mutation_operator>& catalogue();
+// nullptr for an unknown name.
+const mutation_operator* find_operator(const std::string& name);
+
+// Applies `op` with an rng seeded from (seed, operator name, task id, variant),
+// so one seed gives the same mutants on every machine.
+std::optional<mutant> apply_operator(const mutation_operator& op, const task& t, const solution& s, uint64_t seed,
+                                     int variant);
+
+// The reply a model would have written: the PTX and (unless left out) the
+// manifest as fenced blocks, which extract_candidate reads back.
+std::string render_reply(const std::string& ptx, const std::string& manifest_text, bool manifest_block);
+
+// Operator groups, one per file.
+void add_format_compile_operators(std::vector<mutation_operator>& out);
+void add_runtime_operators(std::vector<mutation_operator>& out);
+void add_correctness_operators(std::vector<mutation_operator>& out);
+void add_instruction_performance_operators(std::vector<mutation_operator>& out);
+
+}  // namespace ptxbench::mutate

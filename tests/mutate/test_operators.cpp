@@ -1,0 +1,120 @@
+// The operators as text edits: deterministic, "not applicable" when their
+// pattern is absent, and for the static stages the verdict they aim at
+// through the real format and compile stages and the static instruction check.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "agent/loop/orchestrator.hpp"
+#include "evaluator/api/candidate.hpp"
+#include "mutate_test_util.hpp"
+
+namespace ptxbench {
+namespace {
+
+evaluation_result judge(evaluator& eval, const task& t, const mutate::mutant& m) {
+  auto c = extract_candidate(mutate::render_reply(m.ptx, m.manifest_text, m.manifest_block));
+  if (!c.problem.empty()) return format_failure_result(c.problem, eval.version());
+  evaluation_request req;
+  req.t = t;
+  req.ptx = c.ptx;
+  req.manifest_text = c.manifest_text;
+  req.run_gpu = false;
+  return eval.evaluate(req);
+}
+
+const mutate::mutation_operator& op(const std::string& name) {
+  const auto* o = mutate::find_operator(name);
+  REQUIRE_MESSAGE(o != nullptr, name);
+  return *o;
+}
+
+TEST_CASE("every stage has operators and names are unique") {
+  std::set<std::string> names;
+  std::set<stage> stages;
+  for (const auto& o : mutate::catalogue()) {
+    CHECK_MESSAGE(names.insert(o.name).second, o.name);
+    stages.insert(o.target);
+  }
+  CHECK(stages.size() == static_cast<size_t>(stage_count));
+}
+
+TEST_CASE("operators are deterministic given the seed") {
+  auto ts = testing::solution_of("gemm_bf16_wgmma_tma");
+  for (const char* name : {"misspelled_modifier", "undeclared_register", "tile_bound_off_by_one", "params_count_wrong"}) {
+    auto a = mutate::apply_operator(op(name), ts.t, ts.s, 7, 3);
+    auto b = mutate::apply_operator(op(name), ts.t, ts.s, 7, 3);
+    REQUIRE_MESSAGE(a.has_value(), name);
+    REQUIRE(b.has_value());
+    CHECK(a->ptx == b->ptx);
+    CHECK(a->manifest_text == b->manifest_text);
+    CHECK(a->change == b->change);
+    CHECK((a->ptx != ts.s.ptx || a->manifest_text != ts.s.manifest_text || !a->manifest_block));
+  }
+  // Different seeds reach different places of the module.
+  std::set<std::string> changes;
+  for (uint64_t seed = 1; seed <= 6; ++seed)
+    changes.insert(mutate::apply_operator(op("misspelled_modifier"), ts.t, ts.s, seed, 0)->change);
+  CHECK(changes.size() > 1);
+}
+
+TEST_CASE("operators report not applicable when their pattern is absent") {
+  auto gemm = testing::solution_of("gemm_bf16_wgmma_tma");
+  CHECK_FALSE(mutate::apply_operator(op("causal_mask_missing"), gemm.t, gemm.s, 1, 0));  // not a causal task
+  CHECK_FALSE(mutate::apply_operator(op("wrong_scale"), gemm.t, gemm.s, 1, 0));          // no softmax scale
+  CHECK_FALSE(mutate::apply_operator(op("lse_wrong_base"), gemm.t, gemm.s, 1, 0));
+  CHECK_FALSE(mutate::apply_operator(op("cp_async_to_plain_copy"), gemm.t, gemm.s, 1, 0));  // not a target
+  mutate::solution broken{gemm.s.ptx, "not json"};
+  CHECK_FALSE(mutate::apply_operator(op("params_count_wrong"), gemm.t, broken, 1, 0));
+  mutate::solution no_regs{"// nothing here\n", gemm.s.manifest_text};
+  CHECK_FALSE(mutate::apply_operator(op("undeclared_register"), gemm.t, no_regs, 1, 0));
+  auto causal = testing::solution_of("attention_fwd_bf16_wgmma_causal");
+  CHECK(mutate::apply_operator(op("causal_mask_missing"), causal.t, causal.s, 1, 0));
+  CHECK(mutate::apply_operator(op("causal_mask_shifted"), causal.t, causal.s, 1, 0));
+  CHECK(mutate::apply_operator(op("wrong_scale"), causal.t, causal.s, 1, 0));
+  CHECK(mutate::apply_operator(op("lse_wrong_base"), causal.t, causal.s, 1, 0));
+}
+
+// Each static-stage operator, on the solution it fits, through the real stages.
+TEST_CASE("static-stage operators get the verdict they aim at without a GPU") {
+  auto eval = testing::static_evaluator();
+  struct sample {
+    const char* task;
+    const char* op;
+  };
+  const sample samples[] = {
+      {"gemm_bf16_wgmma_tma", "manifest_missing"},       {"gemm_bf16_wgmma_tma", "params_count_wrong"},
+      {"gemm_bf16_wgmma_tma", "params_order_wrong"},     {"gemm_bf16_wgmma_tma", "entry_mismatch"},
+      {"gemm_bf16_wgmma_tma", "misspelled_modifier"},    {"gemm_bf16_wgmma_tma", "wrong_register_type"},
+      {"gemm_bf16_wgmma_tma", "undeclared_register"},    {"gemm_bf16_wgmma_tma", "wrong_state_space"},
+      {"gemm_bf16_wgmma_tma", "try_wait_to_test_wait"},  {"gemm_bf16_wgmma", "wgmma_to_mma_sync"},
+      {"gemm_bf16_mma_sync", "cp_async_to_plain_copy"},
+  };
+  for (const auto& s : samples) {
+    CAPTURE(s.task);
+    CAPTURE(s.op);
+    auto ts = testing::solution_of(s.task);
+    const auto& o = op(s.op);
+    auto m = mutate::apply_operator(o, ts.t, ts.s, 1, 0);
+    REQUIRE(m.has_value());
+    auto r = judge(*eval, ts.t, *m);
+    CAPTURE(r.headline);
+    CHECK(mutate::classify(r, o.target) == mutate::mutant_outcome::kept);
+    CHECK(r.verdict == o.target);
+  }
+}
+
+TEST_CASE("a GPU-stage mutant judged without a GPU is not run and not kept") {
+  auto eval = testing::static_evaluator();
+  auto ts = testing::solution_of("gemm_bf16_wgmma_tma");
+  for (const char* name : {"mbarrier_parity_flipped", "tile_bound_off_by_one", "setmaxnreg_removed"}) {
+    CAPTURE(name);
+    const auto& o = op(name);
+    auto m = mutate::apply_operator(o, ts.t, ts.s, 1, 0);
+    REQUIRE(m.has_value());
+    CHECK(mutate::classify(judge(*eval, ts.t, *m), o.target) == mutate::mutant_outcome::not_run);
+  }
+}
+
+}  // namespace
+}  // namespace ptxbench
