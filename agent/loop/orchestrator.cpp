@@ -317,7 +317,9 @@ run_summary orchestrator::run(bool resume) {
   for (int i = 0; i < n; ++i) threads.emplace_back(worker);
   for (auto& th : threads) th.join();
   m_progress.on_finish();
-  m_store.set_experiment_status(exp_id, summary.incomplete == 0 && !stop_requested() ? "done" : "interrupted");
+  // A process whose lease was taken over leaves the status to the new holder.
+  if (!lease->lost())
+    m_store.set_experiment_status(exp_id, summary.incomplete == 0 && !stop_requested() ? "done" : "interrupted");
   summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
 }
