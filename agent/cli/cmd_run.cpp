@@ -1,4 +1,6 @@
 // ptxbench run: the generate -> evaluate -> repair loop.
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdlib>
 #include <cstdio>
@@ -19,7 +21,16 @@ namespace ptxbench::cli {
 
 namespace {
 
-void on_signal(int) { orchestrator::request_stop(); }
+volatile std::sig_atomic_t g_signals = 0;
+
+// The first Ctrl-C stops the run: in-flight LLM calls are aborted, and what is
+// stored is complete, so a resume loses nothing. A second one exits at once.
+void on_signal(int) {
+  if (g_signals) _exit(exit_code::interrupted);
+  g_signals = 1;
+  orchestrator::request_stop();
+  cancel_llm_calls();
+}
 
 std::vector<std::string> split_csv(const std::string& s) {
   std::vector<std::string> out;

@@ -86,6 +86,7 @@ struct embedded_endpoint::impl {
   int port = 0;
   std::atomic<double> latency_ms{0.0};
   std::atomic<int> served{0};
+  std::atomic<bool> stopping{false};
   std::atomic<int> in_flight{0};
   std::atomic<int> max_in_flight{0};
   std::mutex mutex;
@@ -142,7 +143,10 @@ struct embedded_endpoint::impl {
       for (int seen = max_in_flight.load(); now > seen && !max_in_flight.compare_exchange_weak(seen, now);) {
       }
       double delay = latency_ms.load();
-      if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(delay));
+      // In slices, so that stop() (the run ending on Ctrl-C) never waits out a long delay.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(delay);
+      while (delay > 0 && !stopping.load() && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
       --in_flight;
       int prompt_chars = 0;
       for (const auto& m : body["messages"])
@@ -193,6 +197,7 @@ embedded_endpoint::~embedded_endpoint() { stop(); }
 
 void embedded_endpoint::stop() {
   if (m_impl && m_impl->thread.joinable()) {
+    m_impl->stopping = true;
     m_impl->server.stop();
     m_impl->thread.join();
   }

@@ -31,6 +31,7 @@ wire_request anthropic_request(const provider_config& c, const std::string& api_
   if (!system.empty()) body["system"] = system;
   if (c.temperature) body["temperature"] = *c.temperature;
   if (c.top_p) body["top_p"] = *c.top_p;
+  if (wants_stream(c)) body["stream"] = true;
   merge_extra(body, c.extra);
 
   wire_request r;

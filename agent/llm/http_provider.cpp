@@ -45,6 +45,9 @@ attempt_failure describe_failure(const http_response& r, double timeout_s) {
     case transport_status::connection: return {"connection error: " + r.transport_error, true, {}};
     case transport_status::truncated: return {"truncated body (" + r.transport_error + ")", true, {}};
     case transport_status::failed: return {"transport error: " + r.transport_error, false, {}};
+    case transport_status::cancelled: return {"cancelled", false, {}};
+    case transport_status::too_large:
+      return {"reply body larger than " + std::to_string(max_body_bytes >> 20) + " MiB", false, {}};
     case transport_status::ok: break;
   }
   std::string cause = "HTTP " + std::to_string(r.http_status);
@@ -52,6 +55,20 @@ attempt_failure describe_failure(const http_response& r, double timeout_s) {
   std::string message = error_message_of(r.body);
   if (!message.empty()) cause += ": " + message;
   return {cause, is_retryable_status(r.http_status), r.retry_after_s};
+}
+
+completion_outcome cancelled(completion_outcome out) {
+  out.ok = false;
+  out.cancelled = true;
+  out.error = "cancelled (interrupted)";
+  return out;
+}
+
+// A streamed reply when the body is an event stream; a server may also ignore
+// "stream" and answer with one JSON object.
+reply_parse parse(const std::string& body, bool anthropic) {
+  if (looks_like_event_stream(body)) return anthropic ? anthropic_parse_stream(body) : openai_parse_stream(body);
+  return anthropic ? anthropic_parse_reply(body) : openai_parse_reply(body);
 }
 
 class http_provider final : public provider {
@@ -65,13 +82,17 @@ class http_provider final : public provider {
                                         : openai_request(m_config, m_api_key, request.messages);
     completion_outcome out;
     http_session session;
+    const bool stream = wants_stream(m_config);
     const int attempts = 1 + std::max(0, m_config.max_retries);
     for (int attempt = 1;; ++attempt) {
-      http_response response = session.post(wire.url, wire.headers, wire.body, m_config.timeout_s);
+      if (llm_calls_cancelled()) return cancelled(std::move(out));
+      http_response response = session.post(wire.url, wire.headers, wire.body, m_config.timeout_s, stream);
+      if (response.status == transport_status::cancelled) return cancelled(std::move(out));
       attempt_failure failure;
       if (response.status == transport_status::ok && response.http_status / 100 == 2) {
-        reply_parse reply = anthropic ? anthropic_parse_reply(response.body) : openai_parse_reply(response.body);
+        reply_parse reply = parse(response.body, anthropic);
         if (reply.ok) {
+          split_inline_reasoning(reply.result, m_config.think_tags);
           out.ok = true;
           out.result = std::move(reply.result);
           out.result.latency_ms = response.elapsed_ms;
@@ -96,12 +117,16 @@ class http_provider final : public provider {
                           ? std::min(*failure.retry_after_s, m_config.backoff_max_s)
                           : backoff_delay_s(attempt - 1, m_config.backoff_initial_s,
                                             m_config.backoff_max_s, unit_random());
-      std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
+      // In slices, so Ctrl-C never waits out a backoff.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+      while (std::chrono::steady_clock::now() < until && !llm_calls_cancelled())
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
 
   std::string describe() const override {
-    return std::string(to_string(m_config.kind)) + " " + m_config.base_url + " model=" + m_config.model;
+    return std::string(to_string(m_config.kind)) + " " + redact_url_credentials(m_config.base_url) +
+           " model=" + m_config.model;
   }
 
  private:

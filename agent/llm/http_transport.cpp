@@ -6,12 +6,14 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <ctime>
 #include <mutex>
 #include <stdexcept>
 
+#include "agent/llm/provider.hpp"
 #include "agent/llm/retry_policy.hpp"
 
 namespace ptxbench::llm_detail {
@@ -19,16 +21,28 @@ namespace ptxbench::llm_detail {
 namespace {
 constexpr double max_connect_timeout_s = 30.0;
 
+// Lock-free, so setting it from a signal handler is safe.
+std::atomic<bool> g_cancelled{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
 struct response_sink {
   std::string body;
+  bool too_large = false;
   std::optional<double> retry_after_s;
   std::optional<double> retry_after_ms_s;  // retry-after-ms wins over Retry-After
 };
 
 size_t on_body(char* data, size_t size, size_t count, void* user) {
-  static_cast<response_sink*>(user)->body.append(data, size * count);
+  auto* sink = static_cast<response_sink*>(user);
+  if (sink->body.size() + size * count > max_body_bytes) {
+    sink->too_large = true;
+    return 0;  // aborts the transfer
+  }
+  sink->body.append(data, size * count);
   return size * count;
 }
+
+int on_progress(void*, curl_off_t, curl_off_t, curl_off_t, curl_off_t) { return g_cancelled.load() ? 1 : 0; }
 
 bool starts_with_nocase(const std::string& line, const char* prefix) {
   size_t n = std::char_traits<char>::length(prefix);
@@ -66,10 +80,21 @@ transport_status classify(CURLcode code) {
     case CURLE_RECV_ERROR:
     case CURLE_GOT_NOTHING:
     case CURLE_SSL_CONNECT_ERROR: return transport_status::connection;
+    case CURLE_ABORTED_BY_CALLBACK: return transport_status::cancelled;
     default: return transport_status::failed;
   }
 }
 }  // namespace
+
+}  // namespace ptxbench::llm_detail
+
+namespace ptxbench {
+void cancel_llm_calls() { llm_detail::g_cancelled.store(true); }
+bool llm_calls_cancelled() { return llm_detail::g_cancelled.load(); }
+void reset_llm_cancellation() { llm_detail::g_cancelled.store(false); }
+}  // namespace ptxbench
+
+namespace ptxbench::llm_detail {
 
 void ensure_curl_initialised() {
   static std::once_flag once;
@@ -88,16 +113,16 @@ http_session::http_session() {
 http_session::~http_session() { curl_easy_cleanup(static_cast<CURL*>(m_handle)); }
 
 http_response http_session::post(const std::string& url, const std::vector<std::string>& headers,
-                                 const std::string& body, double timeout_s) {
-  return perform(url, headers, &body, timeout_s);
+                                  const std::string& body, double timeout_s, bool idle_timeout) {
+  return perform(url, headers, &body, timeout_s, idle_timeout);
 }
 
 http_response http_session::get(const std::string& url, const std::vector<std::string>& headers, double timeout_s) {
-  return perform(url, headers, nullptr, timeout_s);
+  return perform(url, headers, nullptr, timeout_s, false);
 }
 
 http_response http_session::perform(const std::string& url, const std::vector<std::string>& headers,
-                                    const std::string* body, double timeout_s) {
+                                    const std::string* body, double timeout_s, bool idle_timeout) {
   CURL* curl = static_cast<CURL*>(m_handle);
   curl_easy_reset(curl);  // keeps the connection cache, drops the previous attempt's options
   response_sink sink;
@@ -123,7 +148,15 @@ http_response http_session::perform(const std::string& url, const std::vector<st
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &sink);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+  if (idle_timeout) {
+    // A stream may run for as long as it keeps sending; silence ends it.
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, std::max(1L, timeout_ms / 1000));
+  } else {
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+  }
+  curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
@@ -138,7 +171,7 @@ http_response http_session::perform(const std::string& url, const std::vector<st
 
   http_response r;
   r.elapsed_ms = std::chrono::duration<double, std::milli>(stop - start).count();
-  r.status = classify(code);
+  r.status = sink.too_large ? transport_status::too_large : classify(code);
   if (r.status != transport_status::ok)
     r.transport_error = error_text[0] ? std::string(error_text) : curl_easy_strerror(code);
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r.http_status);

@@ -14,7 +14,11 @@ enum class transport_status {
   connection,  // could not connect, or the connection broke
   truncated,   // the body ended before its announced length
   failed,      // anything else (bad URL, TLS set-up); not worth retrying
+  cancelled,   // cancel_llm_calls() aborted the transfer
+  too_large,   // the body grew past max_body_bytes
 };
+
+constexpr size_t max_body_bytes = size_t(64) << 20;
 
 struct http_response {
   transport_status status = transport_status::failed;
@@ -37,15 +41,16 @@ class http_session {
   http_session(const http_session&) = delete;
   http_session& operator=(const http_session&) = delete;
 
-  // POSTs `body` to `url`; gives up after `timeout_s` in total.
+  // POSTs `body` to `url`; gives up after `timeout_s` in total, or, with
+  // idle_timeout (a streamed reply), after `timeout_s` without a byte.
   http_response post(const std::string& url, const std::vector<std::string>& headers,
-                     const std::string& body, double timeout_s);
+                     const std::string& body, double timeout_s, bool idle_timeout = false);
   // GETs `url` (the evaluation service's health and task routes).
   http_response get(const std::string& url, const std::vector<std::string>& headers, double timeout_s);
 
  private:
   http_response perform(const std::string& url, const std::vector<std::string>& headers, const std::string* body,
-                        double timeout_s);
+                        double timeout_s, bool idle_timeout);
   void* m_handle;  // CURL*, kept opaque so curl.h stays inside this folder's .cpp files
 };
 

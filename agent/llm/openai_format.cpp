@@ -33,6 +33,10 @@ wire_request openai_request(const provider_config& c, const std::string& api_key
   if (c.temperature) body["temperature"] = *c.temperature;
   if (c.top_p) body["top_p"] = *c.top_p;
   if (c.seed) body["seed"] = *c.seed;
+  if (wants_stream(c)) {
+    body["stream"] = true;
+    body["stream_options"] = {{"include_usage", true}};  // the token counts come in a last chunk
+  }
   merge_extra(body, c.extra);
 
   wire_request r;

@@ -49,6 +49,7 @@ struct call_failure {
 
 struct completion_outcome {
   bool ok = false;
+  bool cancelled = false;  // stopped by cancel_llm_calls(); not the endpoint's failure
   completion result;
   std::vector<call_failure> failures;  // every failed attempt, also when the call finally succeeded
   std::string error;                   // when !ok: why the call gave up
@@ -71,6 +72,14 @@ struct provider_config {
   int max_retries = 5;
   double backoff_initial_s = 1.0;
   double backoff_max_s = 60.0;
+  // Tag names whose inline <tag>...</tag> in the content is reasoning (servers
+  // without a reasoning parser return it so); moved to completion::reasoning,
+  // never sent back in the history. Empty: content is taken as it is.
+  std::vector<std::string> think_tags{"think"};
+  // Ask for a server-sent-event stream ("stream": true, also when set in
+  // extra): timeout_s then bounds the wait for the next bytes, not the whole
+  // reply, so long reasoning replies are not cut by a total timeout.
+  bool stream = false;
   std::string replay_db;         // kind == replay: run database to read answers from
   std::string replay_experiment; // kind == replay: experiment name in it
 };
@@ -80,6 +89,17 @@ provider_config parse_provider_config(const nlohmann::json& j, const std::string
 // The config as stored with the experiment: everything but secrets (the key's
 // variable name is kept, never its value).
 nlohmann::json provider_config_to_json(const provider_config& c);
+// `url` with credentials replaced by "REDACTED": the user:password@ part and
+// the values of query parameters whose name looks secret (key, token, secret,
+// password, auth, signature). What is stored or printed passes through this.
+std::string redact_url_credentials(const std::string& url);
+
+// Ctrl-C: aborts every HTTP transfer in flight (libcurl's progress callback
+// checks the flag, so within about a second) and makes calls end at once as
+// cancelled. Async-signal-safe: one lock-free atomic store.
+void cancel_llm_calls();
+bool llm_calls_cancelled();
+void reset_llm_cancellation();  // lets calls run again (tests)
 
 class provider {
  public:

@@ -1,6 +1,7 @@
 // The "llm" section of an experiment config. Every field is checked where it
 // enters, with the JSON path in the message; an API key itself is refused so
 // that it can never end up in a stored config.
+#include <cctype>
 #include <limits>
 
 #include "agent/llm/provider.hpp"
@@ -34,7 +35,32 @@ namespace {
 const std::vector<std::string> known_fields = {
     "kind",      "base_url",    "model",          "api_key_env",       "temperature",
     "top_p",     "max_tokens",  "seed",           "extra",             "timeout_s",
-    "max_retries", "backoff_initial_s", "backoff_max_s", "replay_db", "replay_experiment"};
+    "max_retries", "backoff_initial_s", "backoff_max_s", "replay_db", "replay_experiment", "think_tags",
+    "stream"};
+
+bool secret_name(std::string name) {
+  for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (const char* word : {"key", "token", "secret", "pass", "auth", "sig", "credential"})
+    if (name.find(word) != std::string::npos) return true;
+  return false;
+}
+
+std::vector<std::string> parse_think_tags(const json_reader& r, const nlohmann::json& j) {
+  const auto& tags = j.at("think_tags");
+  if (!tags.is_array()) r.fail_key("think_tags", "must be an array of tag names, e.g. [\"think\"]");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < tags.size(); ++i) {
+    const auto& t = tags[i];
+    bool ok = t.is_string() && !t.get<std::string>().empty() && t.get<std::string>().size() <= 64;
+    if (ok)
+      for (char ch : t.get<std::string>())
+        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != ':') ok = false;
+    if (!ok)
+      r.fail_key("think_tags", "entry " + std::to_string(i) + " must be a tag name (letters, digits, _ - :)");
+    out.push_back(t.get<std::string>());
+  }
+  return out;
+}
 
 provider_kind parse_kind(const json_reader& r) {
   const std::string name = r.get_string("kind", "openai");
@@ -92,6 +118,11 @@ provider_config parse_provider_config(const nlohmann::json& j, const std::string
   c.backoff_max_s = number_at_least(r, "backoff_max_s", c.backoff_max_s, 0, true);
   if (c.backoff_max_s < c.backoff_initial_s)
     r.fail_key("backoff_max_s", "must be >= backoff_initial_s");
+  if (r.has("think_tags")) c.think_tags = parse_think_tags(r, j);
+  if (r.has("stream")) {
+    if (!j.at("stream").is_boolean()) r.fail_key("stream", "must be true or false");
+    c.stream = j.at("stream").get<bool>();
+  }
   c.replay_db = r.get_string("replay_db", "");
   c.replay_experiment = r.get_string("replay_experiment", "");
   return c;
@@ -105,8 +136,10 @@ nlohmann::json provider_config_to_json(const provider_config& c) {
                       {"timeout_s", c.timeout_s},
                       {"max_retries", c.max_retries},
                       {"backoff_initial_s", c.backoff_initial_s},
-                      {"backoff_max_s", c.backoff_max_s}};
-  if (!c.base_url.empty()) j["base_url"] = c.base_url;
+                      {"backoff_max_s", c.backoff_max_s},
+                      {"think_tags", c.think_tags},
+                      {"stream", c.stream}};
+  if (!c.base_url.empty()) j["base_url"] = redact_url_credentials(c.base_url);
   if (!c.api_key_env.empty()) j["api_key_env"] = c.api_key_env;
   if (c.temperature) j["temperature"] = *c.temperature;
   if (c.top_p) j["top_p"] = *c.top_p;
@@ -114,6 +147,35 @@ nlohmann::json provider_config_to_json(const provider_config& c) {
   if (!c.replay_db.empty()) j["replay_db"] = c.replay_db;
   if (!c.replay_experiment.empty()) j["replay_experiment"] = c.replay_experiment;
   return j;
+}
+
+std::string redact_url_credentials(const std::string& url) {
+  const size_t scheme = url.find("://");
+  const size_t host_start = scheme == std::string::npos ? 0 : scheme + 3;
+  size_t host_end = url.find_first_of("/?#", host_start);
+  if (host_end == std::string::npos) host_end = url.size();
+  std::string out = url.substr(0, host_start);
+  const size_t at = url.rfind('@', host_end);
+  if (at != std::string::npos && at >= host_start) out += "REDACTED@" + url.substr(at + 1, host_end - at - 1);
+  else out += url.substr(host_start, host_end - host_start);
+  // Query parameters: names kept, secret-looking values replaced.
+  const size_t query = url.find('?', host_end);
+  if (query == std::string::npos) return out + url.substr(host_end);
+  out += url.substr(host_end, query + 1 - host_end);
+  size_t i = query + 1;
+  const size_t fragment = url.find('#', i);
+  const size_t query_end = fragment == std::string::npos ? url.size() : fragment;
+  while (i < query_end) {
+    size_t amp = url.find('&', i);
+    if (amp == std::string::npos || amp > query_end) amp = query_end;
+    const std::string param = url.substr(i, amp - i);
+    const size_t eq = param.find('=');
+    if (eq != std::string::npos && secret_name(param.substr(0, eq))) out += param.substr(0, eq + 1) + "REDACTED";
+    else out += param;
+    if (amp < query_end) out += '&';
+    i = amp + 1;
+  }
+  return out + url.substr(query_end);
 }
 
 }  // namespace ptxbench

@@ -66,6 +66,13 @@ std::string join_url(const std::string& base_url, const std::string& suffix) {
   return std::string(base) + suffix;
 }
 
+bool wants_stream(const provider_config& c) {
+  if (c.stream) return true;
+  if (!c.extra.is_object()) return false;
+  auto it = c.extra.find("stream");
+  return it != c.extra.end() && it->is_boolean() && it->get<bool>();
+}
+
 void merge_extra(nlohmann::json& body, const nlohmann::json& extra) {
   if (extra.is_object() && !extra.empty()) body.merge_patch(extra);
 }

@@ -35,6 +35,21 @@ wire_request anthropic_request(const provider_config& c, const std::string& api_
                                const std::vector<chat_message>& messages);
 reply_parse anthropic_parse_reply(const std::string& body);
 
+// Streamed replies (server-sent events), read into the same completion as a
+// plain reply; a stream without its end marker is a "truncated body" cause.
+reply_parse openai_parse_stream(const std::string& body);
+reply_parse anthropic_parse_stream(const std::string& body);
+// A body that starts like an event stream (a field line or a comment) is read
+// as one; anything else as a plain reply (a server may ignore "stream").
+bool looks_like_event_stream(const std::string& body);
+
+// Moves inline <tag>...</tag> reasoning out of c.text into c.reasoning, for
+// each tag name; see think_tags.cpp for the shapes handled.
+void split_inline_reasoning(completion& c, const std::vector<std::string>& tags);
+
+// Whether the request asks for a stream: the stream field, or "stream": true in extra.
+bool wants_stream(const provider_config& c);
+
 // Parses a body as a JSON object; on failure returns false and sets `cause` to
 // "empty body", "malformed JSON at byte N: <reason>", "response is not a JSON
 // object", or, when the document ends before it is complete, "truncated body:

@@ -1,10 +1,9 @@
 #include "agent/loop/orchestrator.hpp"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <thread>
 
+#include "agent/loop/writer_lease.hpp"
 #include "evaluator/api/candidate.hpp"
 #include "evaluator/api/json_path.hpp"
 
@@ -13,13 +12,30 @@ namespace ptxbench {
 namespace {
 std::atomic<bool> g_stop{false};
 
-std::string hostname() {
-  char buf[256] = {0};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
+// Judging a candidate that ended the process this many times (a crash in a
+// parser or the evaluator) is not started again: the turn is an error.
+constexpr int k_max_judge_attempts = 3;
+
+// As exported (to_json): an evaluator error is no stage verdict on the candidate.
+std::string verdict_name(const evaluation_result& r) {
+  return r.passed ? "passed" : r.evaluator_error() ? "error" : to_string(r.verdict);
 }
 
-std::string verdict_name(const evaluation_result& r) { return r.passed ? "passed" : to_string(r.verdict); }
+// A turn the agent could not handle (its own failure, never the candidate's):
+// every stage unjudged, the format stage holding the error.
+evaluation_result agent_error_result(const std::string& step, const std::string& message,
+                                     const std::string& evaluator_version) {
+  evaluation_result r = format_failure_result("", evaluator_version);
+  r.headline = "not judged: " + step + " failed: " + message;
+  r.stages[stage::format] = {stage_status::error, step + " failed: " + message, 0.0};
+  for (int i = 1; i < stage_count; ++i)
+    r.stages[static_cast<stage>(i)] = {stage_status::not_run, "the candidate was not judged", 0.0};
+  return r;
+}
+
+bool cut_by_token_limit(const std::string& finish_reason) {
+  return finish_reason == "length" || finish_reason == "max_tokens";
+}
 
 }  // namespace
 
@@ -71,18 +87,39 @@ evaluation_result orchestrator::judge(const task& t, const candidate_row& c) {
   req.run_gpu = m_config.gpu != "off";
   req.time_limit_ms = m_config.time_limit_ms;
   req.timing_budget_ms = m_config.timing_budget_ms;
+  std::string what = "unknown exception";
   try {
     return m_eval.evaluate(req);
   } catch (const std::exception& e) {
-    // An infrastructure failure while judging: recorded with status error
-    // (never the candidate's verdict) rather than losing the turn.
-    evaluation_result r = format_failure_result("", m_eval.version());
-    r.verdict = stage::runtime;
-    r.headline = std::string("evaluator error at runtime: ") + e.what();
-    r.stages[stage::format] = {stage_status::not_run, "evaluator failed", 0.0};
-    r.stages[stage::runtime] = {stage_status::error, std::string("evaluator failure: ") + e.what(), 0.0};
-    return r;
+    what = e.what();
+  } catch (...) {
   }
+  // An infrastructure failure while judging: recorded with status error
+  // (never the candidate's verdict) rather than losing the turn.
+  evaluation_result r = format_failure_result("", m_eval.version());
+  r.verdict = stage::runtime;
+  r.headline = "evaluator error at runtime: " + what;
+  r.stages[stage::format] = {stage_status::not_run, "evaluator failed", 0.0};
+  r.stages[stage::runtime] = {stage_status::error, "evaluator failure: " + what, 0.0};
+  return r;
+}
+
+evaluation_result orchestrator::judge_contained(int64_t trajectory_id, int round, const task& t,
+                                                const candidate_row& c) {
+  if (!c.format_problem.empty() || c.id <= 0) return judge(t, c);
+  // Counted before judging: a judging that takes the process down (a signal in
+  // a parser) leaves its count behind, so a resume can stop retrying it.
+  const int attempts = m_store.note_judge_attempt(c.id);
+  if (attempts > k_max_judge_attempts) {
+    const std::string message = "judging this candidate started " + std::to_string(attempts - 1) +
+                                " times and never finished (the process ended each time)";
+    m_store.record_agent_error({0, trajectory_id, round, "judge", message, ""});
+    return agent_error_result("judging", message, m_eval.version());
+  }
+  evaluation_result r = judge(t, c);
+  if (r.evaluator_error())
+    m_store.record_agent_error({0, trajectory_id, round, "judge", r.headline, ""});
+  return r;
 }
 
 orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment_id, const task& t, int sample,
@@ -98,77 +135,108 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
   std::vector<std::pair<std::string, std::string>> history;  // (reply, feedback it got)
   std::optional<evaluation_result> best;
   int rounds_done = 0;
-  for (int round = 0; round < m_config.rounds; ++round) {
-    if (stop_requested()) return out;
-    candidate_row cand;
-    std::string reply;
-    std::optional<evaluation_result> result;
-    if (round < static_cast<int>(stored.size())) {
-      const auto& tv = stored[round];
-      reply = tv.turn.reply;
-      if (tv.candidate) cand = *tv.candidate;
-      if (tv.evaluation) result = evaluation_result_from_json(tv.evaluation->result);
-    } else {
-      auto messages = build_messages(t, history);
-      completion_request req{messages, {t.id, sample, round}};
-      auto outcome = m_llm.complete(req);
-      {
-        std::lock_guard<std::mutex> lock(m_summary_mutex);
-        ++summary.turns_requested;
-        summary.llm_failures += static_cast<int>(outcome.failures.size());
+  int round = 0;
+  try {
+    for (; round < m_config.rounds; ++round) {
+      if (stop_requested()) return out;
+      candidate_row cand;
+      std::string reply;
+      std::string finish_reason;
+      std::string reply_error;  // the reply parser failed on this reply
+      std::optional<evaluation_result> result;
+      if (round < static_cast<int>(stored.size())) {
+        const auto& tv = stored[round];
+        reply = tv.turn.reply;
+        finish_reason = tv.turn.finish_reason;
+        if (tv.candidate) cand = *tv.candidate;
+        if (tv.evaluation) result = evaluation_result_from_json(tv.evaluation->result);
+      } else {
+        auto messages = build_messages(t, history);
+        completion_request req{messages, {t.id, sample, round}};
+        auto outcome = m_llm.complete(req);
+        {
+          std::lock_guard<std::mutex> lock(m_summary_mutex);
+          ++summary.turns_requested;
+          summary.llm_failures += static_cast<int>(outcome.failures.size());
+        }
+        for (size_t i = 0; i < outcome.failures.size(); ++i) {
+          const auto& f = outcome.failures[i];
+          llm_failure_row row{0, traj_id, round, f.attempt, f.http_status, f.cause, f.elapsed_ms,
+                              !outcome.ok && i + 1 == outcome.failures.size(), ""};
+          m_store.record_llm_failure(row);
+        }
+        if (outcome.cancelled) return out;  // Ctrl-C: left pending, nothing to record
+        if (!outcome.ok) {
+          m_progress.on_turn(t.id, sample, round, "llm_error", outcome.error);
+          return out;  // left pending: a resume asks again
+        }
+        reply = outcome.result.text;
+        finish_reason = outcome.result.finish_reason;
+        extracted_candidate extracted;
+        try {
+          extracted = extract_candidate(reply);
+        } catch (const std::exception& e) {
+          reply_error = e.what();
+        }
+        turn_row turn;
+        turn.trajectory_id = traj_id;
+        turn.round = round;
+        nlohmann::json msgs = nlohmann::json::array();
+        for (const auto& m : messages) msgs.push_back({{"role", m.role}, {"content", m.content}});
+        turn.messages = msgs;
+        turn.feedback = history.empty() ? "" : history.back().second;
+        turn.feedback_detail = to_string(m_config.feedback);
+        turn.reply = reply;
+        turn.reasoning = outcome.result.reasoning;
+        turn.finish_reason = outcome.result.finish_reason;
+        turn.model = outcome.result.model.empty() ? m_config.llm.model : outcome.result.model;
+        turn.prompt_tokens = outcome.result.prompt_tokens;
+        turn.completion_tokens = outcome.result.completion_tokens;
+        turn.reasoning_tokens = outcome.result.reasoning_tokens;
+        turn.latency_ms = outcome.result.latency_ms;
+        cand.ptx = extracted.ptx;
+        cand.manifest = extracted.manifest_text;
+        cand.format_problem = extracted.problem;
+        cand.id = m_store.candidate_id(m_store.record_turn(turn, cand)).value_or(0);
       }
-      for (size_t i = 0; i < outcome.failures.size(); ++i) {
-        const auto& f = outcome.failures[i];
-        llm_failure_row row{0, traj_id, round, f.attempt, f.http_status, f.cause, f.elapsed_ms,
-                            !outcome.ok && i + 1 == outcome.failures.size(), ""};
-        m_store.record_llm_failure(row);
+      if (!result) {
+        if (!reply_error.empty()) {
+          m_store.record_agent_error({0, traj_id, round, "reply", reply_error, ""});
+          result = agent_error_result("reading the reply", reply_error, m_eval.version());
+        } else {
+          result = judge_contained(traj_id, round, t, cand);
+        }
+        evaluation_row e;
+        e.candidate_id = cand.id;
+        e.evaluator_version = result->evaluator_version;
+        e.gpu = result->gpu;
+        e.verdict = verdict_name(*result);
+        e.passed = result->passed;
+        e.correct = result->correct();
+        e.instructions_ok = result->instructions_executed();
+        e.speedup = result->speedup();
+        e.result = to_json(*result);
+        m_store.record_evaluation(e);
+        m_progress.on_turn(t.id, sample, round, verdict_name(*result), result->headline);
       }
-      if (!outcome.ok) {
-        m_progress.on_turn(t.id, sample, round, "llm_error", outcome.error);
-        return out;  // left pending: a resume asks again
-      }
-      reply = outcome.result.text;
-      auto extracted = extract_candidate(reply);
-      turn_row turn;
-      turn.trajectory_id = traj_id;
-      turn.round = round;
-      nlohmann::json msgs = nlohmann::json::array();
-      for (const auto& m : messages) msgs.push_back({{"role", m.role}, {"content", m.content}});
-      turn.messages = msgs;
-      turn.feedback = history.empty() ? "" : history.back().second;
-      turn.feedback_detail = to_string(m_config.feedback);
-      turn.reply = reply;
-      turn.reasoning = outcome.result.reasoning;
-      turn.finish_reason = outcome.result.finish_reason;
-      turn.model = outcome.result.model.empty() ? m_config.llm.model : outcome.result.model;
-      turn.prompt_tokens = outcome.result.prompt_tokens;
-      turn.completion_tokens = outcome.result.completion_tokens;
-      turn.reasoning_tokens = outcome.result.reasoning_tokens;
-      turn.latency_ms = outcome.result.latency_ms;
-      cand.ptx = extracted.ptx;
-      cand.manifest = extracted.manifest_text;
-      cand.format_problem = extracted.problem;
-      cand.id = m_store.candidate_id(m_store.record_turn(turn, cand)).value_or(0);
+      rounds_done = round + 1;
+      if (!best || better(*result, *best)) best = *result;
+      std::string feedback = m_prompts.feedback(t, *result, round, m_config.feedback);
+      if (cut_by_token_limit(finish_reason)) feedback = m_prompts.cut_off_note(m_config.llm.max_tokens) + feedback;
+      history.emplace_back(reply, std::move(feedback));
+      if (result->passed && m_config.stop == stop_policy::first_pass) break;
     }
-    if (!result) {
-      result = judge(t, cand);
-      evaluation_row e;
-      e.candidate_id = cand.id;
-      e.evaluator_version = result->evaluator_version;
-      e.gpu = result->gpu;
-      e.verdict = verdict_name(*result);
-      e.passed = result->passed;
-      e.correct = result->correct();
-      e.instructions_ok = result->instructions_executed();
-      e.speedup = result->speedup();
-      e.result = to_json(*result);
-      m_store.record_evaluation(e);
-      m_progress.on_turn(t.id, sample, round, verdict_name(*result), result->headline);
-    }
-    rounds_done = round + 1;
-    if (!best || better(*result, *best)) best = *result;
-    history.emplace_back(reply, m_prompts.feedback(t, *result, round, m_config.feedback));
-    if (result->passed && m_config.stop == stop_policy::first_pass) break;
+  } catch (const store_error&) {
+    throw;  // infrastructure: the trajectory stays pending and a resume continues it
+  } catch (const std::exception& e) {
+    // The agent failed on this trajectory (the prompt builder, a stored result
+    // it cannot read): recorded, and the trajectory ends here rather than
+    // failing the same way on every resume.
+    m_store.record_agent_error({0, traj_id, round, "trajectory", e.what(), ""});
+    m_store.fail_trajectory(traj_id, rounds_done);
+    m_progress.on_turn(t.id, sample, round, "error", e.what());
+    out.completed = true;
+    return out;
   }
   m_store.finish_trajectory(traj_id, best ? verdict_name(*best) : "", best && best->passed, rounds_done);
   out.completed = true;
@@ -186,19 +254,23 @@ run_summary orchestrator::run(bool resume) {
   if (!existing && resume)
     throw input_error("experiment '" + m_config.name + "' is not in " + m_store.path().string() + ": nothing to resume");
   int64_t exp_id;
+  std::unique_ptr<writer_lease> lease;
+  auto on_lost = [] { request_stop(); };
   if (existing) {
     exp_id = existing->id;
+    lease = std::make_unique<writer_lease>(m_store, exp_id, m_config.name, m_lease_timing, on_lost);
     m_store.set_experiment_status(exp_id, "running");
   } else {
     experiment_row e;
     e.name = m_config.name;
     e.config = experiment_config_to_json(m_config);
     e.evaluator_version = m_eval.version();
-    e.host = hostname();
+    e.host = this_host();
     e.gpu = m_eval.gpu_description();
     e.model = m_config.llm.model;
     e.provider = m_llm.describe();
     exp_id = m_store.create_experiment(e);
+    lease = std::make_unique<writer_lease>(m_store, exp_id, m_config.name, m_lease_timing, on_lost);
   }
   summary.experiment_id = exp_id;
 
@@ -228,6 +300,8 @@ run_summary orchestrator::run(bool resume) {
         o = run_trajectory(exp_id, *jobs[i].t, jobs[i].sample, summary);
       } catch (const std::exception& e) {
         m_progress.on_turn(jobs[i].t->id, jobs[i].sample, -1, "error", e.what());
+      } catch (...) {
+        m_progress.on_turn(jobs[i].t->id, jobs[i].sample, -1, "error", "unknown exception");
       }
       {
         std::lock_guard<std::mutex> lock(m_summary_mutex);
@@ -235,7 +309,7 @@ run_summary orchestrator::run(bool resume) {
         else ++summary.incomplete;
         if (o.passed) ++summary.passed;
       }
-      m_progress.on_trajectory_done(o.passed);
+      m_progress.on_trajectory_done(o.passed, o.completed);
     }
   };
   int n = std::min<int>(m_config.concurrency, static_cast<int>(jobs.size()));
@@ -243,7 +317,9 @@ run_summary orchestrator::run(bool resume) {
   for (int i = 0; i < n; ++i) threads.emplace_back(worker);
   for (auto& th : threads) th.join();
   m_progress.on_finish();
-  m_store.set_experiment_status(exp_id, summary.incomplete == 0 && !stop_requested() ? "done" : "interrupted");
+  // A process whose lease was taken over leaves the status to the new holder.
+  if (!lease->lost())
+    m_store.set_experiment_status(exp_id, summary.incomplete == 0 && !stop_requested() ? "done" : "interrupted");
   summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
 }

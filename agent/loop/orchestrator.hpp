@@ -4,6 +4,11 @@
 // `concurrency`): while one waits on the model, others compile or wait for the
 // GPU queue, so waiting on the model never serialises the run.
 //
+// Containment: whatever fails while one turn is handled (the reply parser, the
+// evaluator, the prompt builder) is recorded on that turn or trajectory as an
+// error of the agent and the run goes on; a candidate whose judging ended the
+// process k times is not judged again.
+//
 // Durability: a turn and its candidate are stored in one transaction right
 // after the reply arrives, the evaluation right after it is judged. A run killed
 // at any moment resumes (resume=true) from what is stored: recorded turns are
@@ -18,6 +23,7 @@
 #include "agent/llm/provider.hpp"
 #include "agent/loop/experiment_config.hpp"
 #include "agent/loop/progress.hpp"
+#include "agent/loop/writer_lease.hpp"
 #include "agent/prompt/prompt.hpp"
 #include "agent/store/store.hpp"
 #include "evaluator/api/evaluation.hpp"
@@ -50,6 +56,9 @@ class orchestrator {
   static void request_stop();
   static bool stop_requested();
 
+  // How often the writer lease is renewed and when a silent holder counts as gone.
+  void set_lease_timing(lease_timing timing) { m_lease_timing = timing; }
+
  private:
   struct trajectory_outcome {
     bool completed = false;
@@ -58,6 +67,9 @@ class orchestrator {
   trajectory_outcome run_trajectory(int64_t experiment_id, const task& t, int sample, run_summary& summary);
   std::vector<chat_message> build_messages(const task& t, const std::vector<std::pair<std::string, std::string>>& history) const;
   evaluation_result judge(const task& t, const candidate_row& c);
+  // judge, counting attempts in the store; a candidate whose judging ended the
+  // process too often is an error instead of being judged again.
+  evaluation_result judge_contained(int64_t trajectory_id, int round, const task& t, const candidate_row& c);
 
   experiment_config m_config;
   std::vector<task> m_tasks;
@@ -67,6 +79,7 @@ class orchestrator {
   const prompt_library& m_prompts;
   progress_sink& m_progress;
   std::mutex m_summary_mutex;
+  lease_timing m_lease_timing;
 };
 
 // The stage funnel of an experiment from the store: for each stage, how many

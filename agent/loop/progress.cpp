@@ -30,14 +30,16 @@ void terminal_progress::on_turn(const std::string& task_id, int sample, int roun
     return;
   }
   std::string h = headline.size() > 110 ? headline.substr(0, 107) + "..." : headline;
-  std::fprintf(m_out, "[%d/%d done, %d in flight] %s#%d round %d: %s%s%s\n", m_done, m_total, m_in_flight,
-               task_id.c_str(), sample, round, verdict.c_str(), h.empty() ? "" : " - ", h.c_str());
+  std::fprintf(m_out, "[%d/%d done, %d in flight%s] %s#%d round %d: %s%s%s\n", m_done, m_total, m_in_flight,
+               incomplete_text().c_str(), task_id.c_str(), sample, round, verdict.c_str(), h.empty() ? "" : " - ",
+               h.c_str());
   std::fflush(m_out);
 }
 
-void terminal_progress::on_trajectory_done(bool passed) {
+void terminal_progress::on_trajectory_done(bool passed, bool completed) {
   std::lock_guard<std::mutex> lock(m_mutex);
-  ++m_done;
+  if (completed) ++m_done;
+  else ++m_incomplete;
   --m_in_flight;
   if (passed) ++m_passed;
   if (m_tty) draw_locked();
@@ -50,12 +52,16 @@ void terminal_progress::on_finish() {
   std::fflush(m_out);
 }
 
+std::string terminal_progress::incomplete_text() const {
+  return m_incomplete ? ", " + std::to_string(m_incomplete) + " incomplete" : "";
+}
+
 void terminal_progress::draw_locked() {
   if (m_quiet) return;
   std::string counts;
   for (const auto& [k, v] : m_verdicts) counts += " " + k + "=" + std::to_string(v);
-  std::fprintf(m_out, "\r\033[K%d/%d trajectories done, %d in flight, %d passed | turns:%s", m_done, m_total,
-               m_in_flight, m_passed, counts.c_str());
+  std::fprintf(m_out, "\r\033[K%d/%d trajectories done, %d in flight%s, %d passed | turns:%s", m_done, m_total,
+               m_in_flight, incomplete_text().c_str(), m_passed, counts.c_str());
   std::fflush(m_out);
 }
 

@@ -17,7 +17,10 @@ class progress_sink {
   // verdict: a stage name, "passed", or "llm_error".
   virtual void on_turn(const std::string& task_id, int sample, int round, const std::string& verdict,
                        const std::string& headline) = 0;
-  virtual void on_trajectory_done(bool passed) = 0;
+  // completed: it finished (all rounds, a pass, or ended by an agent error);
+  // false when it stopped early (LLM failure, interruption) and stays
+  // pending for a resume, which is not counted as done.
+  virtual void on_trajectory_done(bool passed, bool completed) = 0;
   virtual void on_finish() = 0;
 };
 
@@ -29,11 +32,12 @@ class terminal_progress : public progress_sink {
   void on_trajectory_started() override;
   void on_turn(const std::string& task_id, int sample, int round, const std::string& verdict,
                const std::string& headline) override;
-  void on_trajectory_done(bool passed) override;
+  void on_trajectory_done(bool passed, bool completed) override;
   void on_finish() override;
 
  private:
   void draw_locked();
+  std::string incomplete_text() const;
   std::FILE* m_out;
   bool m_tty;
   bool m_quiet;
@@ -42,6 +46,7 @@ class terminal_progress : public progress_sink {
   int m_done = 0;
   int m_in_flight = 0;
   int m_passed = 0;
+  int m_incomplete = 0;
   std::map<std::string, int> m_verdicts;
 };
 

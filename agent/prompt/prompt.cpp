@@ -126,6 +126,12 @@ std::string prompt_library::feedback(const task& t, const evaluation_result& r, 
     if (o.status == stage_status::not_run || o.status == stage_status::unverified)
       if (!o.reason.empty()) not_run += "- " + std::string(to_string(s)) + ": " + to_string(o.status) + " (" + o.reason + ")\n";
   vars["not_run"] = not_run.empty() ? "- (none)\n" : not_run;
+  if (!r.passed && r.evaluator_error()) {
+    if (m_templates.count("feedback_error")) return render("feedback_error", get("feedback_error"), vars);
+    return "## Feedback on round " + std::to_string(round) +
+           ": not judged\nYour answer could not be judged because of a failure in the evaluator, not in your "
+           "answer. Answer again with the whole PTX module and the launch manifest.\n";
+  }
   if (detail == feedback_detail::none) return render("feedback_none", get("feedback_none"), vars);
   if (detail == feedback_detail::stage) return render("feedback_stage", get("feedback_stage"), vars);
   if (r.passed) return render("feedback_passed", get("feedback_passed"), vars);
@@ -134,6 +140,12 @@ std::string prompt_library::feedback(const task& t, const evaluation_result& r, 
     return render("feedback_not_run", get("feedback_not_run"), vars);
   std::string name = std::string("feedback_") + to_string(r.verdict);
   return render(name, get(name), vars);
+}
+
+std::string prompt_library::cut_off_note(int max_tokens) const {
+  return "Your previous reply was cut off: it reached the token limit (" + std::to_string(max_tokens) +
+         " tokens) before it ended. Keep the reasoning and the prose short and give the whole PTX module and "
+         "the launch manifest.\n\n";
 }
 
 }  // namespace ptxbench

@@ -26,7 +26,13 @@ class prompt_library {
   std::string task_prompt(const task& t) const;
   // The feedback message for `round`'s result (round is the 0-based round the
   // candidate came from). Hidden-seed figures are never quoted.
+  // A result with an evaluator error says nothing about the candidate: its
+  // feedback (feedback_error.md when present, else a built-in text) only asks
+  // for the answer again and never quotes the error.
   std::string feedback(const task& t, const evaluation_result& r, int round, feedback_detail detail) const;
+  // Put before the feedback of a reply cut off by the token limit
+  // (finish_reason length / max_tokens): says so plainly.
+  std::string cut_off_note(int max_tokens) const;
 
   // Replaces {{name}} with vars[name]; throws input_error naming the template
   // and the placeholder when a name has no value.

@@ -139,6 +139,18 @@ constexpr const char* k_added_tables[] = {
     "CREATE TABLE IF NOT EXISTS service_requests (id INTEGER PRIMARY KEY, received_at TEXT NOT NULL,"
     " endpoint TEXT NOT NULL, http_status INTEGER NOT NULL, item_index INTEGER NOT NULL, request TEXT NOT NULL,"
     " result TEXT, error TEXT NOT NULL, elapsed_ms REAL NOT NULL)",
+    // Containment: how often judging of each candidate started (a candidate
+    // whose judging ends the process is not judged forever), and the errors
+    // of the agent itself recorded on a turn or trajectory.
+    "CREATE TABLE IF NOT EXISTS judge_attempts (candidate_id INTEGER PRIMARY KEY REFERENCES candidates (id)"
+    " ON DELETE CASCADE, attempts INTEGER NOT NULL, last_at TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS agent_errors (id INTEGER PRIMARY KEY, trajectory_id INTEGER NOT NULL"
+    " REFERENCES trajectories (id) ON DELETE CASCADE, round INTEGER NOT NULL, step TEXT NOT NULL,"
+    " message TEXT NOT NULL, created_at TEXT NOT NULL)",
+    // One writer per experiment: the process that runs it, and when it last said so.
+    "CREATE TABLE IF NOT EXISTS experiment_leases (experiment_id INTEGER PRIMARY KEY REFERENCES experiments (id)"
+    " ON DELETE CASCADE, host TEXT NOT NULL, pid INTEGER NOT NULL, started_at TEXT NOT NULL,"
+    " heartbeat_at TEXT NOT NULL)",
 };
 
 bool has_column(connection& db, const std::string& table, const std::string& column) {

@@ -25,6 +25,15 @@ class sqlite_store final : public run_store {
   void set_trajectory_provenance(int64_t trajectory_id, const std::string& source,
                                  const std::string& mutation_operator) override;
 
+  int note_judge_attempt(int64_t candidate_id) override;
+  void record_agent_error(const agent_error_row& e) override;
+  void fail_trajectory(int64_t trajectory_id, int rounds_done) override;
+  std::optional<lease_row> acquire_lease(int64_t experiment_id, const std::string& host, int64_t pid,
+                                         const std::function<bool(const lease_row&)>& holder_alive) override;
+  bool renew_lease(int64_t experiment_id, const std::string& host, int64_t pid) override;
+  void release_lease(int64_t experiment_id, const std::string& host, int64_t pid) override;
+  std::optional<lease_row> lease(int64_t experiment_id) override;
+
   std::vector<experiment_row> experiments() override;
   std::optional<experiment_row> find_experiment(const std::string& name) override;
   std::optional<experiment_row> experiment(int64_t id) override;
@@ -33,9 +42,11 @@ class sqlite_store final : public run_store {
   std::vector<turn_view> turns(int64_t trajectory_id) override;
   std::optional<int64_t> candidate_id(int64_t turn_id) override;
   std::vector<llm_failure_row> llm_failures(int64_t experiment_id) override;
+  std::vector<agent_error_row> agent_errors(int64_t experiment_id) override;
   std::filesystem::path path() const override { return m_path; }
 
  private:
+  std::optional<lease_row> lease_locked(int64_t experiment_id);
   // Throws store_error when an UPDATE by id touched no row.
   void require_changed(const char* table, int64_t id);
 

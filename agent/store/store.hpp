@@ -6,6 +6,7 @@
 // Infrastructure failures (disk full, corrupt file, locked too long) throw store_error.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -109,6 +110,27 @@ struct llm_failure_row {
   std::string created_at;
 };
 
+// An error of the agent itself (a parser, the prompt builder, the evaluator
+// throwing) while handling one turn; step names where (judge, reply, prompt).
+struct agent_error_row {
+  int64_t id = 0;
+  int64_t trajectory_id = 0;
+  int round = 0;
+  std::string step;
+  std::string message;
+  std::string created_at;
+};
+
+// Who runs an experiment: one writer at a time.
+struct lease_row {
+  int64_t experiment_id = 0;
+  std::string host;
+  int64_t pid = 0;
+  std::string started_at;
+  std::string heartbeat_at;
+  double heartbeat_age_s = 0.0;  // seconds since heartbeat_at, by the database's clock
+};
+
 // A turn with its candidate and latest evaluation, as readers want it.
 struct turn_view {
   turn_row turn;
@@ -145,6 +167,24 @@ class run_store {
   virtual void set_trajectory_provenance(int64_t trajectory_id, const std::string& source,
                                          const std::string& mutation_operator) = 0;
 
+  // --- containment ---
+  // Counts one more start of judging the candidate; returns the count, this one included.
+  virtual int note_judge_attempt(int64_t candidate_id) = 0;
+  virtual void record_agent_error(const agent_error_row& e) = 0;
+  // Marks the trajectory done with final verdict "error": it is not run again.
+  virtual void fail_trajectory(int64_t trajectory_id, int rounds_done) = 0;
+
+  // --- one writer per experiment ---
+  // In one write transaction: takes the experiment's lease for (host, pid)
+  // when it is free, already ours, or its holder is gone by `holder_alive`;
+  // returns nullopt then. Otherwise returns the live holder, changing nothing.
+  virtual std::optional<lease_row> acquire_lease(int64_t experiment_id, const std::string& host, int64_t pid,
+                                                 const std::function<bool(const lease_row&)>& holder_alive) = 0;
+  // Refreshes the heartbeat; false when the lease is no longer (host, pid)'s.
+  virtual bool renew_lease(int64_t experiment_id, const std::string& host, int64_t pid) = 0;
+  virtual void release_lease(int64_t experiment_id, const std::string& host, int64_t pid) = 0;
+  virtual std::optional<lease_row> lease(int64_t experiment_id) = 0;
+
   // --- readers ---
   virtual std::vector<experiment_row> experiments() = 0;
   virtual std::optional<experiment_row> find_experiment(const std::string& name) = 0;
@@ -156,6 +196,8 @@ class run_store {
   // The id of the candidate stored with a turn, or nullopt for an unknown turn.
   virtual std::optional<int64_t> candidate_id(int64_t turn_id) = 0;
   virtual std::vector<llm_failure_row> llm_failures(int64_t experiment_id) = 0;
+  // Empty for a database written before agent errors were recorded.
+  virtual std::vector<agent_error_row> agent_errors(int64_t experiment_id) = 0;
   virtual std::filesystem::path path() const = 0;
 };
 

@@ -75,7 +75,10 @@ std::vector<experiment_summary> summaries(run_store& store) {
 http_response viewer_app::get(const std::string& path) {
   bool api = path.rfind("/api/", 0) == 0;
   auto failure = [&](int status, const std::string& message) -> http_response {
-    if (api) return {status, "application/json", nlohmann::json{{"error", message}}.dump()};
+    // The message may quote a decoded path holding invalid UTF-8 (%ff).
+    if (api)
+      return {status, "application/json",
+              nlohmann::json{{"error", message}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
     return {status, "text/html; charset=utf-8", error_page(status, message)};
   };
   try {

@@ -8,6 +8,16 @@
 
 namespace ptxbench::viewer {
 
+namespace {
+// cpp-httplib gives each connection a pool thread for as long as it stays
+// open, and by default has max(8, cores - 1) threads and waits 5 s on an idle
+// socket: 60 idle TCP connections kept every request waiting for a minute.
+// More threads and short idle waits keep the viewer answering.
+constexpr size_t k_threads = 64;
+constexpr time_t k_idle_s = 2;
+constexpr size_t k_keep_alive_requests = 50;
+}  // namespace
+
 struct viewer_server::impl {
   explicit impl(run_store& store) : app(store) {}
   viewer_app app;
@@ -22,6 +32,11 @@ viewer_server::viewer_server(run_store& store) : m_impl(std::make_unique<impl>(s
     response.set_content(r.body, r.content_type.c_str());
   };
   m_impl->server.Get(".*", handler);
+  m_impl->server.new_task_queue = [] { return new httplib::ThreadPool(k_threads); };
+  m_impl->server.set_read_timeout(k_idle_s, 0);
+  m_impl->server.set_write_timeout(k_idle_s, 0);
+  m_impl->server.set_keep_alive_timeout(k_idle_s);
+  m_impl->server.set_keep_alive_max_count(k_keep_alive_requests);
   m_impl->server.set_default_headers({
       {"Content-Security-Policy",
        "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:"},

@@ -21,7 +21,9 @@ TEST_CASE("config: a full openai section round-trips through JSON") {
             {"timeout_s", 900.0},
             {"max_retries", 4},
             {"backoff_initial_s", 2.0},
-            {"backoff_max_s", 30.0}};
+            {"backoff_max_s", 30.0},
+            {"think_tags", {"think"}},
+            {"stream", false}};
   provider_config c = parse_provider_config(j);
   CHECK(c.kind == provider_kind::openai);
   CHECK(c.model == "Qwen/Qwen3-32B");
@@ -79,4 +81,41 @@ TEST_CASE("config: make_http_provider refuses replay and an embedded config with
   provider_config embedded;
   embedded.kind = provider_kind::embedded;
   CHECK_THROWS_WITH_AS(make_http_provider(embedded), doctest::Contains("base_url"), input_error);
+}
+
+TEST_CASE("config: credentials inside base_url are never in the stored config") {
+  CHECK(redact_url_credentials("https://user:hunter2@example.com:8443/v1") == "https://REDACTED@example.com:8443/v1");
+  CHECK(redact_url_credentials("https://example.com/v1?api-key=hunter2&api-version=2024-10-01") ==
+        "https://example.com/v1?api-key=REDACTED&api-version=2024-10-01");
+  CHECK(redact_url_credentials("http://h/v1?Token=a&sig=b#frag") == "http://h/v1?Token=REDACTED&sig=REDACTED#frag");
+  CHECK(redact_url_credentials("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1");
+  CHECK(redact_url_credentials("") == "");
+  json j = {{"kind", "openai"}, {"model", "m"}, {"base_url", "https://me:hunter2@example.com/v1?key=hunter2"}};
+  provider_config c = parse_provider_config(j);
+  CHECK(c.base_url == "https://me:hunter2@example.com/v1?key=hunter2");  // used as given for the calls
+  const std::string stored = provider_config_to_json(c).dump();
+  CHECK(stored.find("hunter2") == std::string::npos);
+  CHECK(stored.find("example.com") != std::string::npos);
+  auto p = make_http_provider(c);
+  CHECK(p->describe().find("hunter2") == std::string::npos);
+}
+
+TEST_CASE("config: think_tags and stream are read and checked") {
+  json j = {{"kind", "openai"}, {"model", "m"}, {"base_url", "http://h/v1"}};
+  provider_config d = parse_provider_config(j);
+  CHECK(d.think_tags == std::vector<std::string>{"think"});
+  CHECK_FALSE(d.stream);
+  j["think_tags"] = {"reasoning", "thought"};
+  j["stream"] = true;
+  provider_config c = parse_provider_config(j);
+  CHECK(c.think_tags == std::vector<std::string>{"reasoning", "thought"});
+  CHECK(c.stream);
+  CHECK(parse_provider_config(provider_config_to_json(c)).think_tags == c.think_tags);
+  j["think_tags"] = {"a>b"};
+  CHECK_THROWS_WITH_AS(parse_provider_config(j), doctest::Contains("$.llm.think_tags"), input_error);
+  j["think_tags"] = "think";
+  CHECK_THROWS_WITH_AS(parse_provider_config(j), doctest::Contains("$.llm.think_tags"), input_error);
+  j.erase("think_tags");
+  j["stream"] = "yes";
+  CHECK_THROWS_WITH_AS(parse_provider_config(j), doctest::Contains("$.llm.stream"), input_error);
 }

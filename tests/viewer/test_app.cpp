@@ -91,3 +91,14 @@ TEST_CASE("viewer JSON API lists experiments and trajectories") {
   CHECK(css.content_type.find("text/css") == 0);
   CHECK(css.body.find(".badge") != std::string::npos);
 }
+
+TEST_CASE("viewer answers 400 to an id holding invalid UTF-8") {
+  auto f = testing::make_fixture_db("viewer-app-utf8", "m1", "reply");
+  viewer_app app(*f.store);
+  // cpp-httplib decodes /api/experiments/%ff to this path before routing.
+  for (const std::string path : {"/api/experiments/\xff", "/experiments/\xff", "/api/trajectories/\xc3"}) {
+    auto r = app.get(path);
+    CHECK(r.status == 400);
+    if (path.rfind("/api/", 0) == 0) CHECK(nlohmann::json::parse(r.body).contains("error"));
+  }
+}

@@ -1,0 +1,214 @@
+// Containment: whatever fails while one candidate is handled is recorded on
+// its turn (or trajectory) as an error of the agent and the run goes on; a
+// candidate whose judging takes the process down is not judged forever.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "agent/endpoint/embedded_endpoint.hpp"
+#include "agent/loop/orchestrator.hpp"
+#include "evaluator/api/json_path.hpp"
+#include "fake_evaluator.hpp"
+
+using namespace ptxbench;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string reply(const std::string& verdict) {
+  return "```ptx\n// verdict: " + verdict + "\n.version 8.7\n.target sm_90a\n.entry k() { ret; }\n```\n"
+         "```json\n{\"launches\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [32], \"params\": []}]}\n```\n";
+}
+
+// Throws for candidates marked "// verdict: throw" (std::exception) or
+// "// verdict: throw_int" (anything else); judges the rest like fake_evaluator.
+class throwing_evaluator : public test::fake_evaluator {
+ public:
+  evaluation_result evaluate(const evaluation_request& r) override {
+    if (r.ptx.find("verdict: throw_int") != std::string::npos) throw 42;
+    if (r.ptx.find("verdict: throw") != std::string::npos) throw std::runtime_error("harness exploded");
+    return fake_evaluator::evaluate(r);
+  }
+};
+
+// Ends the process for candidates marked "// verdict: crash", as a signal in a parser would.
+class crashing_evaluator : public test::fake_evaluator {
+ public:
+  evaluation_result evaluate(const evaluation_request& r) override {
+    if (r.ptx.find("verdict: crash") != std::string::npos) _exit(99);
+    return fake_evaluator::evaluate(r);
+  }
+};
+
+struct fixture {
+  fs::path dir;
+  std::vector<task> tasks;
+  terminal_progress progress{stderr, false, true};
+  experiment_config config;
+
+  fixture() {
+    dir = fs::temp_directory_path() / ("ptxbench_contain_" + std::to_string(::getpid()) + "_" + std::to_string(std::rand()));
+    fs::create_directories(dir);
+    for (const auto& t : load_task_dir(std::string(PTXBENCH_SOURCE_DIR) + "/tasks"))
+      if (t.id == "gemm_bf16_mma_sync") tasks.push_back(t);
+    config.name = "c";
+    config.samples = 1;
+    config.rounds = 2;
+    config.concurrency = 1;
+    config.stop = stop_policy::all_rounds;
+    config.llm.kind = provider_kind::openai;
+    config.llm.model = "scripted";
+    config.llm.max_retries = 0;
+  }
+  ~fixture() { fs::remove_all(dir); }
+
+  run_summary run(const endpoint_script& script, evaluator& eval, bool resume = false,
+                  const fs::path& prompts_dir = fs::path(PTXBENCH_SOURCE_DIR) / "prompts") {
+    auto store = run_store::open(dir / "run.db");
+    prompt_library prompts(prompts_dir);
+    embedded_endpoint ep(script);
+    provider_config pc = config.llm;
+    pc.base_url = ep.base_url();
+    auto llm = make_http_provider(pc);
+    orchestrator o(config, tasks, *llm, eval, *store, prompts, progress);
+    return o.run(resume);
+  }
+};
+
+endpoint_script two_rounds(const std::string& first, const std::string& second) {
+  endpoint_script s;
+  s.tasks["*"] = {{{reply(first)}}, {{reply(second)}}};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("an evaluator that throws marks the turn as an error - the run goes on - feedback blames no one") {
+  for (const std::string kind : {"throw", "throw_int"}) {
+    fixture f;
+    throwing_evaluator eval;
+    auto summary = f.run(two_rounds(kind, "passed"), eval);
+    CHECK(summary.completed == 1);
+    CHECK(summary.passed == 1);
+    auto store = run_store::open(f.dir / "run.db", true);
+    auto exp = store->find_experiment("c");
+    CHECK(exp->status == "done");
+    auto turns = store->turns(store->trajectories(exp->id).front().id);
+    REQUIRE(turns.size() == 2);
+    REQUIRE(turns[0].evaluation);
+    CHECK(turns[0].evaluation->verdict == "error");
+    CHECK(evaluation_result_from_json(turns[0].evaluation->result).evaluator_error());
+    if (kind == "throw") CHECK(turns[0].evaluation->result.dump().find("harness exploded") != std::string::npos);
+    CHECK(turns[1].turn.feedback.find("not in your answer") != std::string::npos);
+    CHECK(turns[1].turn.feedback.find("harness exploded") == std::string::npos);
+    CHECK_FALSE(store->agent_errors(exp->id).empty());
+  }
+}
+
+TEST_CASE("a prompt template that fails ends its trajectory with an error - resume does not replay it") {
+  fixture f;
+  fs::copy(fs::path(PTXBENCH_SOURCE_DIR) / "prompts", f.dir / "prompts");
+  std::ofstream(f.dir / "prompts" / "task.md", std::ios::app) << "\n{{no_such_value}}\n";
+  test::fake_evaluator eval;
+  auto s1 = f.run(two_rounds("passed", "passed"), eval, false, f.dir / "prompts");
+  CHECK(s1.completed == 1);
+  auto s2 = f.run(two_rounds("passed", "passed"), eval, true, f.dir / "prompts");
+  CHECK(s2.completed == 1);
+  CHECK(s2.turns_requested == 0);
+  auto store = run_store::open(f.dir / "run.db", true);
+  auto exp = store->find_experiment("c");
+  CHECK(exp->status == "done");
+  auto tr = store->trajectories(exp->id).front();
+  CHECK(tr.status == "done");
+  CHECK(tr.final_verdict == "error");
+  auto errors = store->agent_errors(exp->id);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].step == "trajectory");
+  CHECK(errors[0].message.find("no_such_value") != std::string::npos);
+}
+
+TEST_CASE("a candidate whose judging ends the process is judged at most 3 times - then marked") {
+  fixture f;
+  f.config.rounds = 1;
+  int crashes = 0;
+  for (int attempt = 0; attempt < 6; ++attempt) {
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      crashing_evaluator eval;
+      try {
+        auto s = f.run(two_rounds("crash", "passed"), eval, attempt > 0);
+        _exit(s.completed == 1 ? 0 : 1);
+      } catch (...) {
+        _exit(2);
+      }
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    REQUIRE(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 99) {
+      ++crashes;
+      continue;
+    }
+    CHECK(WEXITSTATUS(status) == 0);
+    break;
+  }
+  CHECK(crashes == 3);
+  auto store = run_store::open(f.dir / "run.db", true);
+  auto exp = store->find_experiment("c");
+  CHECK(exp->status == "done");
+  auto turns = store->turns(store->trajectories(exp->id).front().id);
+  REQUIRE(turns.size() == 1);
+  REQUIRE(turns[0].evaluation);
+  CHECK(turns[0].evaluation->verdict == "error");
+  CHECK(turns[0].evaluation->result.dump().find("never finished") != std::string::npos);
+}
+
+namespace {
+// Answers every call with a reply cut off by the token limit.
+class cut_off_provider : public provider {
+ public:
+  completion_outcome complete(const completion_request&) override {
+    completion_outcome o;
+    o.ok = true;
+    o.result.text = "```ptx\n// verdict: compile\n.version 8.7\n";
+    o.result.finish_reason = "length";
+    return o;
+  }
+  std::string describe() const override { return "cut off"; }
+};
+}  // namespace
+
+TEST_CASE("a reply cut by the token limit gets feedback that says so") {
+  fixture f;
+  f.config.llm.max_tokens = 777;
+  auto store = run_store::open(f.dir / "run.db");
+  prompt_library prompts(fs::path(PTXBENCH_SOURCE_DIR) / "prompts");
+  cut_off_provider llm;
+  test::fake_evaluator eval;
+  orchestrator(f.config, f.tasks, llm, eval, *store, prompts, f.progress).run(false);
+  auto turns = store->turns(store->trajectories(store->find_experiment("c")->id).front().id);
+  REQUIRE(turns.size() == 2);
+  CHECK(turns[0].turn.finish_reason == "length");
+  CHECK(turns[1].turn.feedback.find("cut off: it reached the token limit (777 tokens)") != std::string::npos);
+}
+
+TEST_CASE("progress counts a trajectory that stopped early as incomplete - not done") {
+  std::FILE* out = std::tmpfile();
+  REQUIRE(out);
+  terminal_progress p(out, false);
+  p.on_start(2, 0);
+  p.on_trajectory_started();
+  p.on_trajectory_started();
+  p.on_trajectory_done(false, false);
+  p.on_turn("t", 1, 0, "passed", "");
+  std::rewind(out);
+  char buf[512] = {0};
+  std::string text(buf, std::fread(buf, 1, sizeof buf - 1, out));
+  std::fclose(out);
+  CHECK(text.find("[0/2 done, 1 in flight, 1 incomplete]") != std::string::npos);
+}
