@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "agent/loop/context_budget.hpp"
 #include "evaluator/api/candidate.hpp"
 #include "evaluator/api/json_path.hpp"
 
@@ -26,18 +27,6 @@ std::string verdict_name(const evaluation_result& r) { return r.passed ? "passed
 void orchestrator::request_stop() { g_stop = true; }
 bool orchestrator::stop_requested() { return g_stop.load(); }
 
-evaluation_result format_failure_result(const std::string& problem, const std::string& evaluator_version) {
-  evaluation_result r;
-  r.verdict = stage::format;
-  r.passed = false;
-  r.headline = "format: " + problem;
-  r.stages[stage::format] = {stage_status::failed, problem, 0.0};
-  for (int i = 1; i < stage_count; ++i)
-    r.stages[static_cast<stage>(i)] = {stage_status::not_run, "an earlier stage failed", 0.0};
-  r.evaluator_version = evaluator_version;
-  return r;
-}
-
 orchestrator::orchestrator(experiment_config config, std::vector<task> tasks, provider& llm, evaluator& eval,
                            run_store& store, const prompt_library& prompts, progress_sink& progress)
     : m_config(std::move(config)),
@@ -58,31 +47,17 @@ std::vector<chat_message> orchestrator::build_messages(
     m.push_back({"assistant", history[i].first});
     m.push_back({"user", history[i].second});
   }
+  if (m_config.max_context_tokens > 0) return fit_context(std::move(m), m_config.max_context_tokens - m_config.llm.max_tokens);
   return m;
 }
 
-evaluation_result orchestrator::judge(const task& t, const candidate_row& c) {
-  if (!c.format_problem.empty()) return format_failure_result(c.format_problem, m_eval.version());
-  evaluation_request req;
-  req.t = t;
-  req.ptx = c.ptx;
-  req.manifest_text = c.manifest;
-  req.seeds = m_config.seeds;
-  req.run_gpu = m_config.gpu != "off";
-  req.time_limit_ms = m_config.time_limit_ms;
-  req.timing_budget_ms = m_config.timing_budget_ms;
-  try {
-    return m_eval.evaluate(req);
-  } catch (const std::exception& e) {
-    // An infrastructure failure while judging: recorded with status error
-    // (never the candidate's verdict) rather than losing the turn.
-    evaluation_result r = format_failure_result("", m_eval.version());
-    r.verdict = stage::runtime;
-    r.headline = std::string("evaluator error at runtime: ") + e.what();
-    r.stages[stage::format] = {stage_status::not_run, "evaluator failed", 0.0};
-    r.stages[stage::runtime] = {stage_status::error, std::string("evaluator failure: ") + e.what(), 0.0};
-    return r;
-  }
+judge_settings orchestrator::judging() const {
+  judge_settings s;
+  s.seeds = m_config.seeds;
+  s.run_gpu = m_config.gpu != "off";
+  s.time_limit_ms = m_config.time_limit_ms;
+  s.timing_budget_ms = m_config.timing_budget_ms;
+  return s;
 }
 
 orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment_id, const task& t, int sample,
@@ -112,6 +87,15 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
       auto messages = build_messages(t, history);
       completion_request req{messages, {t.id, sample, round}};
       auto outcome = m_llm.complete(req);
+      if (!outcome.ok && is_context_length_error(outcome)) {
+        // Once, with the history cut to half its estimate, instead of ending the trajectory.
+        messages = fit_context(messages, estimate_tokens(messages) / 2);
+        auto retry = m_llm.complete({messages, {t.id, sample, round}});
+        std::lock_guard<std::mutex> lock(m_summary_mutex);
+        ++summary.turns_requested;
+        retry.failures.insert(retry.failures.begin(), outcome.failures.begin(), outcome.failures.end());
+        outcome = std::move(retry);
+      }
       {
         std::lock_guard<std::mutex> lock(m_summary_mutex);
         ++summary.turns_requested;
@@ -151,18 +135,8 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
       cand.id = m_store.candidate_id(m_store.record_turn(turn, cand)).value_or(0);
     }
     if (!result) {
-      result = judge(t, cand);
-      evaluation_row e;
-      e.candidate_id = cand.id;
-      e.evaluator_version = result->evaluator_version;
-      e.gpu = result->gpu;
-      e.verdict = verdict_name(*result);
-      e.passed = result->passed;
-      e.correct = result->correct();
-      e.instructions_ok = result->instructions_executed();
-      e.speedup = result->speedup();
-      e.result = to_json(*result);
-      m_store.record_evaluation(e);
+      result.emplace();
+      judge_and_record(m_store, m_eval, t, cand, judging(), &*result);
       m_progress.on_turn(t.id, sample, round, verdict_name(*result), result->headline);
     }
     rounds_done = round + 1;
