@@ -14,8 +14,8 @@ namespace {
 const char* style = R"(body{font-family:system-ui,sans-serif;margin:24px;color:#222}
 table{border-collapse:collapse;margin:8px 0 16px}th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}
 th{background:#f3f3f3}td.l,th.l{text-align:left}.charts{display:flex;flex-wrap:wrap;gap:12px}
-.wide{max-width:100%;overflow-x:auto}table.summary{font-size:13px}table.summary td.l{max-width:16em;
-overflow-wrap:anywhere}td.nr{color:#888;background:#f0f0f0}
+.wide{max-width:100%;overflow-x:auto}table.summary{font-size:13px}table.summary td.l{min-width:7em;
+max-width:16em;overflow-wrap:anywhere}td.nr{color:#888;background:#f0f0f0}
 .chart{border:1px solid #eee;background:#fff}h2{margin-top:32px}p.def{max-width:60em;color:#555})";
 
 const char* k_passed_color = "#59a14f";

@@ -13,7 +13,7 @@ namespace {
 constexpr int width = 520;
 constexpr int height = 260;
 constexpr int left = 48;
-constexpr int right = 16;
+constexpr int right = 28;
 constexpr int top = 30;
 constexpr int bottom = 46;
 constexpr int plot_w = width - left - right;
@@ -123,6 +123,15 @@ std::string svg_stacked_bars(const std::string& title, const std::vector<std::st
 
 namespace {
 
+// A legend entry that fits the chart's width at 10 px (about 80 characters);
+// the full name is the entry's tooltip.
+std::string legend_label(const std::string& name) {
+  if (name.size() <= 80) return name;
+  size_t cut = 79;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return name.substr(0, cut) + "\u2026";
+}
+
 const char* dashes[] = {"", "6 3", "2 2", "8 3 2 3", "4 4", "1 3", "10 4"};
 
 // A hollow marker of shape `index` centred on (x, y) with half-size r.
@@ -200,7 +209,8 @@ std::string svg_line_chart(const std::string& title, const std::vector<std::stri
        << "\" stroke=\"" << color << "\" stroke-width=\"1.5\"";
     if (*dash) os << " stroke-dasharray=\"" << dash << "\"";
     os << "/>" << marker(s, left + 12, ly - 4, r, color) << marker_close(s) << "<text x=\"" << left + 30 << "\" y=\""
-       << ly << "\" font-size=\"10\">" << html_escape(lines[s].name) << "</text>\n";
+       << ly << "\" font-size=\"10\"><title>" << html_escape(lines[s].name) << "</title>"
+       << html_escape(legend_label(lines[s].name)) << "</text>\n";
   }
   os << "</svg>\n";
   return os.str();

@@ -56,6 +56,13 @@ TEST_CASE("the demo run exports a dataset directory and report json and an empty
   }
   CHECK(rows > 0);
 
+  // A flag from the environment: PTXBENCH_BALANCE=yes is --balance.
+  ::setenv("PTXBENCH_BALANCE", "yes", 1);
+  r = test::run_ptxbench({"export", "--db", db, "--kind", "correction", "--out", (dir / "b.jsonl").string()}, src);
+  ::unsetenv("PTXBENCH_BALANCE");
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("(balanced: at most") != std::string::npos);
+
   // Nothing matches: exit 1, a message, and no file.
   r = test::run_ptxbench({"export", "--db", db, "--kind", "sft", "--min-speedup", "1000", "--out",
                           (dir / "none.jsonl").string()},

@@ -205,6 +205,10 @@ TEST_CASE("identical series get distinct dashes and marker shapes") {
   CHECK(svg.find("<polygon") != std::string::npos);
   CHECK(svg.find("stroke-dasharray=\"6 3\"") != std::string::npos);
   CHECK(svg.find("stroke-dasharray=\"2 2\"") != std::string::npos);
+  // A legend entry longer than the chart is cut with an ellipsis; the full name stays as its tooltip.
+  std::string long_name(120, 'n');
+  auto legend = svg_line_chart("t", {"x0"}, {{long_name, {0.5}}}, 1.0);
+  CHECK(legend.find("<title>" + long_name + "</title>" + std::string(79, 'n') + "\u2026</text>") != std::string::npos);
   // A missing value (k beyond the samples) leaves no point.
   auto gap = svg_line_chart("t", {"x0", "x1"}, {{"a", {0.5, std::nan("")}}}, 1.0);
   CHECK(gap.find("nan") == std::string::npos);
