@@ -11,7 +11,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 packages=(cmake g++ make pkg-config libcurl4-openssl-dev nlohmann-json3-dev libcpp-httplib-dev libcxxopts-dev
-          libsqlite3-dev sqlite3 doctest-dev chromium)
+          libsqlite3-dev sqlite3 doctest-dev chromium libdtl-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

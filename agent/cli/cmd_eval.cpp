@@ -81,13 +81,13 @@ int cmd_eval(int argc, char** argv) {
   std::string gpu = option_or_env(args, "gpu").value_or("auto");
   if (gpu != "auto" && gpu != "off") throw input_error("--gpu: expected auto or off");
   req.run_gpu = gpu != "off";
-  req.run_timing = args.count("no-timing") == 0;
+  req.run_timing = !flag_or_env(args, "no-timing");
   local_evaluator_options eo;
   eo.gpu_mode = gpu;
   auto eval = make_local_evaluator(eo);
   auto result = eval->evaluate(req);
-  if (!args.count("table")) std::printf("%s\n", to_json(result).dump(2).c_str());
-  if (!args.count("json")) std::printf("%s", format_result_table(result).c_str());
+  if (!flag_or_env(args, "table")) std::printf("%s\n", to_json(result).dump(2).c_str());
+  if (!flag_or_env(args, "json")) std::printf("%s", format_result_table(result).c_str());
   bool any_failed = std::any_of(result.stages.begin(), result.stages.end(),
                                 [](const auto& kv) { return kv.second.status == stage_status::failed; });
   return any_failed ? exit_code::failures : exit_code::ok;

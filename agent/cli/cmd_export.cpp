@@ -22,6 +22,14 @@ std::vector<std::string> list_option(const cxxopts::ParseResult& args, const std
 data::export_options read_options(const cxxopts::ParseResult& args) {
   data::export_options o;
   o.kind = data::parse_export_kind(option_or_env(args, "kind").value_or("correction"));
+  if (auto f = option_or_env(args, "format")) {
+    if (o.kind == data::export_kind::preference) {
+      throw input_error("--format applies to correction and sft; preference records are prompt/chosen/rejected");
+    }
+    o.format = data::parse_export_format(*f);
+  }
+  if (auto h = option_or_env(args, "history")) o.history = data::parse_export_history(*h);
+  if (auto r = option_or_env(args, "reasoning")) o.reasoning = data::parse_reasoning_mode(*r);
   o.experiments = list_option(args, "experiment");
   o.filter.tasks = list_option(args, "task");
   o.filter.families = list_option(args, "family");
@@ -35,8 +43,8 @@ data::export_options read_options(const cxxopts::ParseResult& args) {
       throw input_error("--min-speedup: not a number: '" + *s + "'");
     }
   }
-  o.balance = args.count("balance") > 0;
-  o.keep_duplicates = args.count("keep-duplicates") > 0;
+  o.balance = flag_or_env(args, "balance");
+  o.keep_duplicates = flag_or_env(args, "keep-duplicates");
   if (auto s = option_or_env(args, "per-cell")) {
     try {
       o.per_cell = std::stoi(*s);
@@ -48,11 +56,16 @@ data::export_options read_options(const cxxopts::ParseResult& args) {
   return o;
 }
 
+bool is_jsonl_path(const std::string& out) {
+  auto ext = std::filesystem::path(out).extension().string();
+  return ext == ".jsonl" || ext == ".json";
+}
+
 }  // namespace
 
 int cmd_export(int argc, char** argv) {
   cxxopts::Options opts(argv[0],
-                        "Write training data from a run database as JSONL in the chat `messages` format "
+                        "Write training data from a run database as JSONL in conversational formats "
                         "(TRL, LLaMA-Factory, axolotl).\n"
                         "  correction: system + task + failed attempt + the feedback it got -> the reply that "
                         "got further, in the next round\n"
@@ -61,11 +74,19 @@ int cmd_export(int argc, char** argv) {
                         "  preference: identical prompt; chosen = later stage, then higher speedup\n"
                         "Every record has a \"provenance\" object. Prints the coverage table (family x failing "
                         "stage).\nStages: format compile runtime correctness instructions performance passed; "
-                        "'reached S' means it passed every stage before S.");
+                        "'reached S' means it passed every stage before S.\n"
+                        "Exits 1 without writing anything when no record matched.");
   opts.add_options()
     ("db", "run database", cxxopts::value<std::string>())
     ("kind", "correction | sft | preference (default correction)", cxxopts::value<std::string>())
-    ("o,out", "output JSONL file, '-' for stdout (default -)", cxxopts::value<std::string>())
+    ("o,out", "'-' for stdout (default), a FILE.jsonl, or a DIR: DIR/data/train.jsonl and a dataset card "
+              "DIR/README.md for datasets.load_dataset(DIR)", cxxopts::value<std::string>())
+    ("format", "correction and sft: prompt_completion (default; the failed attempt is never in the completion) "
+               "| messages", cxxopts::value<std::string>())
+    ("history", "correction prompts: last (the failed attempt and its feedback, default) | full (every earlier "
+                "attempt and its feedback)", cxxopts::value<std::string>())
+    ("reasoning", "the trained replies' reasoning: drop (default) | field (reasoning_content) | inline "
+                  "(<think> block)", cxxopts::value<std::string>())
     ("experiment", "only these experiments (repeatable, comma-separated)", cxxopts::value<std::vector<std::string>>())
     ("task", "only these task ids", cxxopts::value<std::vector<std::string>>())
     ("family", "only these task families", cxxopts::value<std::vector<std::string>>())
@@ -87,23 +108,32 @@ int cmd_export(int argc, char** argv) {
   auto result = data::build_export(*store, options);
 
   std::string out = option_or_env(args, "out").value_or("-");
-  if (out == "-") {
-    data::write_jsonl(std::cout, result.records);
-    std::cout.flush();
-  } else {
-    std::ofstream file(out, std::ios::binary);
-    if (!file) throw std::runtime_error("cannot write " + out);
-    data::write_jsonl(file, result.records);
-    if (!file.flush()) throw std::runtime_error("error writing " + out);
-  }
   // The table goes to stderr when the records go to stdout, so a pipe gets pure JSONL.
   std::FILE* table = out == "-" ? stderr : stdout;
   std::fprintf(table, "%s examples from %s\n%s", data::to_string(options.kind), db->c_str(),
                data::format_coverage(result, options.balance).c_str());
   if (result.duplicates_dropped > 0)
     std::fprintf(table, "%d near-duplicate records dropped (--keep-duplicates keeps them)\n", result.duplicates_dropped);
-  if (out != "-") std::fprintf(table, "wrote %s\n", out.c_str());
-  if (result.records.empty()) std::fprintf(stderr, "ptxbench: warning: no records matched\n");
+  if (result.records.empty()) {
+    // An empty file would load as a dataset error far from its cause.
+    std::fprintf(stderr, "ptxbench: no %s records matched; nothing written\n", data::to_string(options.kind));
+    return exit_code::failures;
+  }
+  if (out == "-") {
+    data::write_jsonl(std::cout, result.records);
+    std::cout.flush();
+  } else if (is_jsonl_path(out)) {
+    std::ofstream file(out, std::ios::binary);
+    if (!file) throw std::runtime_error("cannot write " + out);
+    data::write_jsonl(file, result.records);
+    if (!file.flush()) throw std::runtime_error("error writing " + out);
+    std::fprintf(table, "wrote %s\n", out.c_str());
+  } else {
+    data::card_source source{*db, {}};
+    for (const auto& e : data::load_experiments(*store, options.experiments)) source.experiments.push_back(e.experiment);
+    data::write_export_dir(out, result, options, source);
+    std::fprintf(table, "wrote %s/data/train.jsonl and the dataset card %s/README.md\n", out.c_str(), out.c_str());
+  }
   return exit_code::ok;
 }
 

@@ -41,7 +41,7 @@ int cmd_replay(int argc, char** argv) {
   data::replay_options options;
   options.experiment = *experiment;
   options.new_name = option_or_env(args, "name").value_or("");
-  options.run_timing = args.count("no-timing") == 0;
+  options.run_timing = !flag_or_env(args, "no-timing");
   std::string gpu = option_or_env(args, "gpu").value_or("auto");
   if (gpu != "auto" && gpu != "off") throw input_error("--gpu must be auto or off");
   options.run_gpu = gpu == "auto";

@@ -18,7 +18,9 @@ int cmd_report(int argc, char** argv) {
     ("db", "run database", cxxopts::value<std::string>())
     ("experiment", "only these experiments (repeatable, comma-separated; default all)",
      cxxopts::value<std::vector<std::string>>())
-    ("html", "also write a self-contained HTML report with plots to this file", cxxopts::value<std::string>());
+    ("html", "also write a self-contained HTML report with plots to this file", cxxopts::value<std::string>())
+    ("json", "also write the figures per experiment x model x task as JSON to this file ('-': stdout, "
+             "instead of the table)", cxxopts::value<std::string>());
   cxxopts::ParseResult args;
   int code = 0;
   if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
@@ -31,15 +33,27 @@ int cmd_report(int argc, char** argv) {
   auto store = run_store::open(*db, true);
   auto experiments = data::load_experiments(*store, names);
   auto groups = data::compute_metrics(experiments);
-  std::fputs(data::format_report_text(groups).c_str(), stdout);
+  std::vector<experiment_row> rows;
+  for (const auto& e : experiments) rows.push_back(e.experiment);
+  auto json_out = option_or_env(args, "json");
+  if (json_out && *json_out == "-") {
+    std::printf("%s\n", data::render_report_json(groups, rows, *db).dump(2).c_str());
+  } else {
+    std::fputs(data::format_report_text(groups).c_str(), stdout);
+  }
+  if (json_out && *json_out != "-") {
+    std::ofstream file(*json_out, std::ios::binary);
+    if (!file) throw std::runtime_error("cannot write " + *json_out);
+    file << data::render_report_json(groups, rows, *db).dump(2) << '\n';
+    if (!file.flush()) throw std::runtime_error("error writing " + *json_out);
+    std::printf("wrote %s\n", json_out->c_str());
+  }
   if (auto html = option_or_env(args, "html")) {
-    std::vector<experiment_row> rows;
-    for (const auto& e : experiments) rows.push_back(e.experiment);
     std::ofstream file(*html, std::ios::binary);
     if (!file) throw std::runtime_error("cannot write " + *html);
     file << data::render_report_html(groups, rows, *db);
     if (!file.flush()) throw std::runtime_error("error writing " + *html);
-    std::printf("wrote %s\n", html->c_str());
+    std::fprintf(json_out && *json_out == "-" ? stderr : stdout, "wrote %s\n", html->c_str());
   }
   return exit_code::ok;
 }

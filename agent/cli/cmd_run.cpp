@@ -85,6 +85,9 @@ int cmd_run(int argc, char** argv) {
     ("stop", "stop policy: first_pass | all_rounds", cxxopts::value<std::string>())
     ("history", "history policy: all | last_k", cxxopts::value<std::string>())
     ("history-k", "turns kept with --history last_k", cxxopts::value<std::string>())
+    ("max-context-tokens", "the model's context: older PTX elided and older attempts dropped to fit it; a "
+                           "context-length error is retried once with half the history (0: no limit)",
+     cxxopts::value<std::string>())
     ("gpu", "GPU stages: auto | off", cxxopts::value<std::string>())
     ("model", "override llm.model", cxxopts::value<std::string>())
     ("base-url", "override llm.base_url", cxxopts::value<std::string>())
@@ -115,6 +118,7 @@ int cmd_run(int argc, char** argv) {
     cfg.history = *v == "all" ? history_policy::all : history_policy::last_k;
   }
   if (auto v = option_or_env(args, "history-k")) cfg.history_k = std::stoi(*v);
+  if (auto v = option_or_env(args, "max-context-tokens")) cfg.max_context_tokens = std::stoi(*v);
   if (auto v = option_or_env(args, "gpu")) cfg.gpu = *v;
   if (auto v = option_or_env(args, "model")) cfg.llm.model = *v;
   if (auto v = option_or_env(args, "base-url")) cfg.llm.base_url = *v;
@@ -126,9 +130,12 @@ int cmd_run(int argc, char** argv) {
     cfg.shard_index = std::stoi(v->substr(0, slash));
     cfg.shard_count = std::stoi(v->substr(slash + 1));
   }
-  const bool resume = args.count("resume") > 0;
-  const bool quiet = args.count("quiet") > 0;
+  const bool resume = flag_or_env(args, "resume");
+  const bool quiet = flag_or_env(args, "quiet");
 
+  // Before the database is created: a wrong path must not leave an empty one behind.
+  validate_experiment_config(cfg);
+  check_config_paths(cfg);
   auto store = run_store::open(cfg.db);
   if (resume) {
     // The stored config wins for everything that shapes the data; only
@@ -224,7 +231,16 @@ int cmd_run(int argc, char** argv) {
                 config_path.c_str(), cfg.name.c_str(), cfg.db.c_str());
     return exit_code::interrupted;
   }
-  return summary.incomplete == 0 ? exit_code::ok : exit_code::failures;
+  // 1 when the job found failures: an incomplete trajectory, or no trajectory
+  // with a candidate that failed no stage (stages not run are no failure, so
+  // a run without a GPU whose kernels pass every stage that ran exits 0).
+  const int sound = trajectories_without_failure(*store, summary.experiment_id);
+  if (summary.incomplete > 0 || sound == 0) {
+    std::printf("exit 1: %s\n", summary.incomplete > 0 ? "some trajectories are incomplete"
+                                                      : "no trajectory has a candidate that failed no stage");
+    return exit_code::failures;
+  }
+  return exit_code::ok;
 }
 
 }  // namespace ptxbench::cli

@@ -50,9 +50,9 @@ int cmd_tasks(int argc, char** argv) {
   if (action == "show") {
     if (!args.count("id")) throw input_error("tasks show needs a task id");
     task t = find_task(args["id"].as<std::string>(), dir);
-    if (args.count("json")) {
+    if (flag_or_env(args, "json")) {
       std::printf("%s\n", task_to_json(t).dump(2).c_str());
-    } else if (args.count("prompt")) {
+    } else if (flag_or_env(args, "prompt")) {
       prompt_library prompts(option_or_env(args, "prompts-dir").value_or("prompts"));
       std::printf("=== system ===\n%s\n=== user ===\n%s\n", prompts.system_prompt(t).c_str(),
                   prompts.task_prompt(t).c_str());

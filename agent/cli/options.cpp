@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "evaluator/api/json_path.hpp"
+
 namespace ptxbench::cli {
 
 std::string env_name(const std::string& option) {
@@ -19,6 +21,18 @@ std::optional<std::string> option_or_env(const cxxopts::ParseResult& r, const st
   if (r.count(name)) return r[name].as<std::string>();
   if (const char* v = std::getenv(env_name(name).c_str()); v && *v) return std::string(v);
   return std::nullopt;
+}
+
+bool flag_or_env(const cxxopts::ParseResult& r, const std::string& name) {
+  if (r.count(name)) return true;
+  const std::string var = env_name(name);
+  const char* v = std::getenv(var.c_str());
+  if (!v) return false;
+  std::string value;
+  for (const char* c = v; *c; ++c) value += static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
+  if (value == "1" || value == "true" || value == "yes" || value == "on") return true;
+  if (value.empty() || value == "0" || value == "false" || value == "no" || value == "off") return false;
+  throw input_error(var + "='" + v + "': expected 1, true, yes, on, 0, false, no or off");
 }
 
 bool parse_or_help(cxxopts::Options& opts, int argc, char** argv, cxxopts::ParseResult* out, int* code) {

@@ -13,6 +13,10 @@ enum exit_code : int { ok = 0, failures = 1, usage = 2, infrastructure = 3, inte
 // The option's value from the command line, else from PTXBENCH_<NAME>, else nullopt.
 std::optional<std::string> option_or_env(const cxxopts::ParseResult& r, const std::string& name);
 std::string env_name(const std::string& option);
+// A boolean flag: given on the command line, else PTXBENCH_<NAME> set to
+// 1/true/yes/on (0/false/no/off or empty: off). Any other value is an
+// input_error naming the variable, so a typo never silently means "off".
+bool flag_or_env(const cxxopts::ParseResult& r, const std::string& name);
 // Parses argv with `opts`; prints help and returns false when --help was given
 // (exit code in *code), throws cxxopts exceptions on bad usage.
 bool parse_or_help(cxxopts::Options& opts, int argc, char** argv, cxxopts::ParseResult* out, int* code);

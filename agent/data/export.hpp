@@ -1,26 +1,38 @@
 #pragma once
-// Training data from a run database (DESIGN.md, "Data products"): JSONL in the
-// chat `messages` format that TRL, LLaMA-Factory and axolotl read.
+// Training data from a run database (docs/design.md, "Data products"): JSONL
+// in the conversational formats that TRL, LLaMA-Factory and axolotl read.
 //
-//  correction  {"messages": [system, task, assistant: failed attempt of round r,
-//               user: the feedback sent in round r+1, assistant: reply of round r+1]}
-//              for every pair of consecutive rounds where round r+1 got further
+//  correction  for every pair of consecutive rounds where round r+1 got further
 //              than round r (run_data.hpp: more stages passed in order, or as far
-//              with no failed stage). Only consecutive rounds pair, so the
-//              feedback in the example is the feedback on that very attempt.
-//  sft         {"messages": [system, task, assistant: answer]}: the last turn of
-//              each trajectory whose verdict reached --min-fix-stage (default passed).
+//              with no failed stage). The prompt is [system, task, assistant:
+//              failed attempt of round r, user: the feedback sent in round r+1]
+//              (history last) or every earlier attempt and its feedback (history
+//              full); the completion is the reply of round r+1. Only consecutive
+//              rounds pair, so the feedback is the feedback on that very attempt.
+//  sft         prompt [system, task], completion: the last turn of each
+//              trajectory whose verdict reached --min-fix-stage (default passed).
 //  preference  {"prompt": [...], "chosen": [assistant], "rejected": [assistant]}:
 //              turns sent the identical prompt (e.g. round 0 of every sample of a
 //              task), ranked by verdict then speedup; best pairs with worst, second
 //              with second worst, ..., only where one is strictly better.
 //
-// Every record carries "provenance": experiment, trajectory, round, evaluator
-// version, task, family, model, failing stage, fix stage, speedup, source
-// ("model" or "mutation") and the mutation operator. Near-duplicate records
-// are dropped unless keep_duplicates. Output order
-// is deterministic: (experiment id, task, sample, trajectory id, round).
+// Format prompt_completion writes {"prompt", "completion"}, so a trainer's
+// completion-only loss never trains the failed attempt; format messages writes
+// the concatenation as {"messages"} (an assistant-only loss then trains the
+// failed attempt too). Reasoning belongs to the replies trained on (completion,
+// chosen, rejected): dropped, a `reasoning_content` field on every message (""
+// where there is none), or a <think> block before the content. Prompt messages
+// are what the model was sent, which never held earlier reasoning.
+//
+// Every record carries "provenance" (export_schema.cpp lists its columns and
+// types): experiment, trajectory, round, evaluator version, task, family, model,
+// failing and fix stage, speedup, feedback level, history policy and sampling
+// settings, source ("model" or "mutation") and the mutation operator.
+// Near-duplicate records are dropped unless keep_duplicates. Every row has every column, each of one type; a missing number is
+// null, and the dataset card declares its type. Output order is deterministic:
+// (experiment id, task, sample, trajectory id, round).
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -36,6 +48,17 @@ enum class export_kind { correction, sft, preference };
 export_kind parse_export_kind(const std::string& s);  // throws input_error
 const char* to_string(export_kind k);
 
+enum class export_format { messages, prompt_completion };
+enum class export_history { last, full };
+enum class reasoning_mode { drop, field, inline_think };
+// Each throws input_error naming the accepted values.
+export_format parse_export_format(const std::string& s);
+export_history parse_export_history(const std::string& s);
+reasoning_mode parse_reasoning_mode(const std::string& s);
+const char* to_string(export_format f);
+const char* to_string(export_history h);
+const char* to_string(reasoning_mode r);
+
 struct export_filter {
   std::vector<std::string> tasks;     // empty: any
   std::vector<std::string> families;
@@ -50,6 +73,10 @@ struct export_filter {
 
 struct export_options {
   export_kind kind = export_kind::correction;
+  // correction and sft; preference has its own prompt/chosen/rejected shape.
+  export_format format = export_format::prompt_completion;
+  export_history history = export_history::last;  // correction only
+  reasoning_mode reasoning = reasoning_mode::drop;
   std::vector<std::string> experiments;  // empty: every experiment
   export_filter filter;
   bool balance = false;
@@ -81,7 +108,8 @@ struct export_result {
 };
 
 // Builds the records. Throws input_error for an unknown experiment or a filter
-// that does not apply to the kind (--failing-stage with sft).
+// that does not apply to the kind (--failing-stage with sft, --history full
+// with sft or preference).
 export_result build_export(run_store& store, const export_options& options);
 // The records of one experiment after filters, in output order (no balancing).
 std::vector<export_record> export_records(const experiment_data& data, const export_options& options);
@@ -92,6 +120,23 @@ int smallest_cell(const coverage_table& coverage);
 coverage_table count_cells(const std::vector<export_record>& records);
 
 void write_jsonl(std::ostream& out, const std::vector<export_record>& records);
+
+// The columns of a record of this kind and format, for the dataset card:
+// a `datasets` features list in YAML (export_schema.cpp).
+std::string features_yaml(const export_options& options);
+// Throws std::logic_error naming the first column of `body` that is missing,
+// extra or of another type than the schema says (tests and the writer use it).
+void check_record_schema(const nlohmann::json& body, const export_options& options);
+
+// --out DIR: DIR/data/train.jsonl and DIR/README.md, a dataset card with YAML
+// `configs` and features, the provenance of each experiment and the coverage
+// table. Creates DIR; refuses a DIR that holds anything but a previous export.
+struct card_source {
+  std::string database;                   // path of the run database
+  std::vector<experiment_row> experiments;  // the experiments exported
+};
+void write_export_dir(const std::filesystem::path& dir, const export_result& result, const export_options& options,
+                      const card_source& source);
 // A text table: one row per family, one column per failing stage, "kept/total"
 // when balanced, with row and column totals.
 std::string format_coverage(const export_result& result, bool balanced);

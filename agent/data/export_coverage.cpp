@@ -48,6 +48,10 @@ export_result build_export(run_store& store, const export_options& options) {
   if (options.kind == export_kind::sft && options.filter.failing_stage) {
     throw input_error("--failing-stage does not apply to sft examples (they have no failed attempt)");
   }
+  if (options.history == export_history::full && options.kind != export_kind::correction) {
+    throw input_error("--history full applies to correction examples only (sft and preference prompts have no "
+                      "earlier attempts to choose from)");
+  }
   if (options.per_cell && *options.per_cell < 1) throw input_error("--per-cell must be at least 1");
   export_result result;
   for (const auto& data : load_experiments(store, options.experiments)) {

@@ -4,45 +4,13 @@
 #include <tuple>
 
 #include "agent/data/export.hpp"
+#include "agent/data/export_messages.hpp"
 #include "evaluator/api/json_path.hpp"
 
 namespace ptxbench::data {
 namespace {
 
 using json = nlohmann::json;
-
-// The first system message and the first user message (the task) of a prompt.
-json system_and_task(const turn_row& turn) {
-  json out = json::array();
-  bool have_system = false;
-  for (const auto& m : turn.messages) {
-    if (!m.is_object() || !m.contains("role")) continue;
-    if (m["role"] == "system" && !have_system && out.empty()) {
-      out.push_back({{"role", "system"}, {"content", m.value("content", "")}});
-      have_system = true;
-    } else if (m["role"] == "user") {
-      out.push_back({{"role", "user"}, {"content", m.value("content", "")}});
-      break;
-    }
-  }
-  return out;
-}
-
-// The user message that carried the feedback in `turn`'s prompt: its last user
-// message when that is not the task itself, else the stored feedback column.
-std::string feedback_message(const turn_row& turn) {
-  int users = 0;
-  std::string last;
-  for (const auto& m : turn.messages) {
-    if (m.is_object() && m.value("role", "") == "user") {
-      ++users;
-      last = m.value("content", "");
-    }
-  }
-  return users >= 2 ? last : turn.feedback;
-}
-
-json assistant(const std::string& content) { return {{"role", "assistant"}, {"content", content}}; }
 
 bool listed(const std::vector<std::string>& allowed, const std::string& value) {
   return allowed.empty() || std::find(allowed.begin(), allowed.end(), value) != allowed.end();
@@ -58,12 +26,53 @@ struct provenance_input {
   int failing_round;
 };
 
-json provenance(const provenance_input& p, export_kind kind) {
+// A config value of the experiment as stored (null when absent or of another
+// type, so a column keeps one type).
+json config_number(const json& config, const char* key) {
+  const json* v = &config;
+  if (std::string(key).rfind("llm.", 0) == 0) {
+    if (!config.is_object() || !config.contains("llm")) return nullptr;
+    v = &config["llm"];
+    key += 4;
+  }
+  if (!v->is_object() || !v->contains(key) || !(*v)[key].is_number()) return nullptr;
+  return (*v)[key];
+}
+
+std::string config_text(const json& config, const char* key, const std::string& fallback) {
+  if (!config.is_object() || !config.contains(key) || !config[key].is_string()) return fallback;
+  return config[key].get<std::string>();
+}
+
+// Feedback level, history policy and sampling settings of the run that wrote
+// the turn; numbers the config lacks are null.
+void add_run_settings(json& out, const experiment_row& e, const turn_row& fix, const export_options& o) {
+  const json& c = e.config;
+  out["feedback"] = fix.feedback_detail.empty() ? config_text(c, "feedback", "") : fix.feedback_detail;
+  out["run_history"] = config_text(c, "history", "");
+  json k = config_number(c, "history_k");
+  out["run_history_k"] = k.is_number_integer() ? k : json(nullptr);
+  out["export_history"] = to_string(o.history);
+  out["reasoning"] = to_string(o.reasoning);
+  json temperature = config_number(c, "llm.temperature");
+  json top_p = config_number(c, "llm.top_p");
+  json max_tokens = config_number(c, "llm.max_tokens");
+  json seed = config_number(c, "llm.seed");
+  out["temperature"] = temperature.is_null() ? temperature : json(temperature.get<double>());
+  out["top_p"] = top_p.is_null() ? top_p : json(top_p.get<double>());
+  out["max_tokens"] = max_tokens.is_number_integer() ? max_tokens : json(nullptr);
+  out["seed"] = seed.is_number_integer() ? seed : json(nullptr);
+  const json extra = c.is_object() && c.contains("llm") && c["llm"].is_object() ? c["llm"].value("extra", json::object())
+                                                                                : json::object();
+  out["sampling_extra"] = extra.dump();
+}
+
+json provenance(const provenance_input& p, const export_options& o) {
   const auto& e = p.data->experiment;
   const auto& t = p.trajectory->trajectory;
   const auto& ev = p.fix->evaluation;
-  return {
-      {"kind", to_string(kind)},
+  json out = {
+      {"kind", to_string(o.kind)},
       {"experiment", e.name},
       {"experiment_id", e.id},
       {"trajectory", t.id},
@@ -81,6 +90,17 @@ json provenance(const provenance_input& p, export_kind kind) {
       {"source", t.source},
       {"operator", t.mutation_operator.empty() ? json(nullptr) : json(t.mutation_operator)},
   };
+  add_run_settings(out, e, p.fix->turn, o);
+  return out;
+}
+
+// {"prompt", "completion"} or the two joined as {"messages"}.
+json conversation(json prompt, json completion, export_format format) {
+  if (format == export_format::prompt_completion) {
+    return {{"prompt", std::move(prompt)}, {"completion", json::array({std::move(completion)})}};
+  }
+  prompt.push_back(std::move(completion));
+  return {{"messages", std::move(prompt)}};
 }
 
 // The earliest near-duplicate of a turn's candidate, or the turn itself when
@@ -107,11 +127,11 @@ bool accept(const export_filter& f, const experiment_data& d, const trajectory_d
   return true;
 }
 
-keyed_record make_record(const provenance_input& p, export_kind kind, json body) {
+keyed_record make_record(const provenance_input& p, const export_options& o, json body) {
   const auto& t = p.trajectory->trajectory;
   keyed_record k;
   k.order = {t.task_id, t.sample, t.id, p.fix->turn.round, 0};
-  body["provenance"] = provenance(p, kind);
+  body["provenance"] = provenance(p, o);
   k.record.body = std::move(body);
   k.record.family = t.family;
   k.record.failing_stage = p.failing_rank == -2 ? "first_try" : verdict_name(p.failing_rank);
@@ -130,12 +150,10 @@ void corrections(const experiment_data& d, const export_options& o, std::vector<
       if (!got_further(quality_of(fix), before)) continue;
       std::string feedback = feedback_message(fix.turn);
       if (feedback.empty() || !accept(o.filter, d, t, fix, before.verdict)) continue;
-      json messages = system_and_task(failed.turn);
-      messages.push_back(assistant(failed.turn.reply));
-      messages.push_back({{"role", "user"}, {"content", feedback}});
-      messages.push_back(assistant(fix.turn.reply));
-      out.push_back(make_record({&d, &t, &fix, before.verdict, failed.turn.round}, o.kind, {{"messages", messages}}));
-      out.back().record.duplicate_key = root_of(failed) + "/" + root_of(fix);
+      json prompt = correction_prompt(t, i + 1, o.history, o.reasoning);
+      out.push_back(make_record({&d, &t, &fix, before.verdict, failed.turn.round}, o,
+                                conversation(std::move(prompt), reply_message(fix.turn, o.reasoning), o.format)));
+        out.back().record.duplicate_key = root_of(failed) + "/" + root_of(fix);
     }
   }
 }
@@ -151,10 +169,9 @@ void sfts(const experiment_data& d, const export_options& o, std::vector<keyed_r
     if (!answer || t.turns.empty() || !accept(f, d, t, *answer, -2)) continue;
     auto first = quality_of(t.turns.front());
     bool first_try = answer == &t.turns.front() || first.reached >= *f.min_fix_stage;
-    json messages = system_and_task(answer->turn);
-    messages.push_back(assistant(answer->turn.reply));
-    out.push_back(make_record({&d, &t, answer, first_try ? -2 : first.verdict, t.turns.front().turn.round}, o.kind,
-                              {{"messages", messages}}));
+    json prompt = system_and_task(answer->turn, o.reasoning);
+    out.push_back(make_record({&d, &t, answer, first_try ? -2 : first.verdict, t.turns.front().turn.round}, o,
+                              conversation(std::move(prompt), reply_message(answer->turn, o.reasoning), o.format)));
     out.back().record.duplicate_key = root_of(*answer);
   }
 }
@@ -183,10 +200,10 @@ void preferences(const experiment_data& d, const export_options& o, std::vector<
       if (!better(quality_of(*chosen.turn), quality_of(*rejected.turn))) break;
       int rejected_rank = quality_of(*rejected.turn).verdict;
       if (!accept(o.filter, d, *chosen.trajectory, *chosen.turn, rejected_rank)) continue;
-      json body = {{"prompt", chosen.turn->turn.messages},
-                   {"chosen", json::array({assistant(chosen.turn->turn.reply)})},
-                   {"rejected", json::array({assistant(rejected.turn->turn.reply)})}};
-      auto k = make_record({&d, chosen.trajectory, chosen.turn, rejected_rank, rejected.turn->turn.round}, o.kind,
+      json body = {{"prompt", prompt_messages(chosen.turn->turn.messages, o.reasoning)},
+                   {"chosen", json::array({reply_message(chosen.turn->turn, o.reasoning)})},
+                   {"rejected", json::array({reply_message(rejected.turn->turn, o.reasoning)})}};
+      auto k = make_record({&d, chosen.trajectory, chosen.turn, rejected_rank, rejected.turn->turn.round}, o,
                            std::move(body));
       k.record.body["provenance"]["rejected_trajectory"] = rejected.trajectory->trajectory.id;
       k.record.body["provenance"]["rejected_round"] = rejected.turn->turn.round;
@@ -206,6 +223,31 @@ export_kind parse_export_kind(const std::string& s) {
   if (s == "sft") return export_kind::sft;
   if (s == "preference") return export_kind::preference;
   throw input_error("unknown export kind '" + s + "' (expected correction, sft or preference)");
+}
+
+export_format parse_export_format(const std::string& s) {
+  if (s == "messages") return export_format::messages;
+  if (s == "prompt_completion") return export_format::prompt_completion;
+  throw input_error("unknown export format '" + s + "' (expected messages or prompt_completion)");
+}
+
+export_history parse_export_history(const std::string& s) {
+  if (s == "last") return export_history::last;
+  if (s == "full") return export_history::full;
+  throw input_error("unknown export history '" + s + "' (expected last or full)");
+}
+
+reasoning_mode parse_reasoning_mode(const std::string& s) {
+  if (s == "drop") return reasoning_mode::drop;
+  if (s == "field") return reasoning_mode::field;
+  if (s == "inline") return reasoning_mode::inline_think;
+  throw input_error("unknown reasoning mode '" + s + "' (expected drop, field or inline)");
+}
+
+const char* to_string(export_format f) { return f == export_format::messages ? "messages" : "prompt_completion"; }
+const char* to_string(export_history h) { return h == export_history::last ? "last" : "full"; }
+const char* to_string(reasoning_mode r) {
+  return r == reasoning_mode::drop ? "drop" : r == reasoning_mode::field ? "field" : "inline";
 }
 
 const char* to_string(export_kind k) {

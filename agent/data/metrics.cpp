@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <optional>
 
 #include "evaluator/api/evaluation.hpp"
@@ -58,14 +59,38 @@ struct group_input {
   std::vector<const trajectory_data*> trajectories;
 };
 
-group_metrics measure(const std::string& model, const std::string& task, const group_input& in) {
+std::optional<double> geometric_mean(const std::vector<double>& values) {
+  double log_sum = 0.0;
+  int n = 0;
+  for (double v : values) {
+    if (v <= 0.0) continue;  // a speedup is a ratio of positive times; anything else is no measurement
+    log_sum += std::log(v);
+    ++n;
+  }
+  if (n == 0) return std::nullopt;
+  return std::exp(log_sum / n);
+}
+
+std::optional<double> reported_threshold(const turn_view& t) {
+  if (!t.evaluation || !t.evaluation->result.is_object()) return std::nullopt;
+  const auto& perf = t.evaluation->result.value("performance", nlohmann::json());
+  if (!perf.is_object() || !perf.contains("threshold") || !perf["threshold"].is_number()) return std::nullopt;
+  double v = perf["threshold"].get<double>();
+  return v > 0.0 ? std::optional<double>(v) : std::nullopt;
+}
+
+group_metrics measure(const std::string& experiment, const std::string& model, const std::string& task,
+                      const group_input& in) {
   group_metrics g;
+  g.experiment = experiment;
   g.model = model;
   g.task = task;
   g.family = in.family;
   g.trajectories = static_cast<int>(in.trajectories.size());
   int max_round = -1;
+  std::vector<double> correct_speedups;
   for (const auto* t : in.trajectories) {
+    std::array<bool, 6> ran{}, passed{};
     for (const auto& turn : t->turns) {
       max_round = std::max(max_round, turn.turn.round);
       ++g.candidates;
@@ -75,9 +100,22 @@ group_metrics measure(const std::string& model, const std::string& task, const g
         continue;
       }
       ++g.verdicts[q.verdict];
-      for (int s = 0; s < 6; ++s) g.stage_passed[s] += q.stage_passed[s];
+      for (int s = 0; s < 6; ++s) {
+        g.stage_passed[s] += q.stage_passed[s];
+        auto& c = g.stages[s];
+        (q.stage_score[s] == 2 ? c.passed : q.stage_score[s] == 0 ? c.failed : c.not_run) += 1;
+        ran[s] = ran[s] || q.stage_score[s] != 1;
+        passed[s] = passed[s] || q.stage_score[s] == 2;
+      }
+      if (turn.evaluation->correct && turn.evaluation->speedup) correct_speedups.push_back(*turn.evaluation->speedup);
+      if (!g.speedup_threshold) g.speedup_threshold = reported_threshold(turn);
+    }
+    for (int s = 0; s < 6; ++s) {
+      g.stages[s].trajectories_ran += ran[s];
+      g.stages[s].trajectories_passed += passed[s];
     }
   }
+  g.geomean_correct = geometric_mean(correct_speedups);
   std::vector<progress> states(in.trajectories.size());
   for (int r = 0; r <= max_round; ++r) {
     for (size_t i = 0; i < in.trajectories.size(); ++i) {
@@ -93,6 +131,7 @@ group_metrics measure(const std::string& model, const std::string& task, const g
     if (s.best_correct_speedup) g.speedups.push_back(*s.best_correct_speedup);
   }
   std::sort(g.speedups.begin(), g.speedups.end());
+  g.geomean_best = geometric_mean(g.speedups);
   for (int k : pass_k_values) {
     if (k <= g.trajectories) g.pass_at_k[k] = pass_at_k(g.trajectories, g.passed_trajectories, k);
   }
@@ -116,18 +155,30 @@ double median_sorted(const std::vector<double>& sorted) {
   return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
 }
 
+bool stage_ran(const group_metrics& g, int s) { return g.stages[s].passed + g.stages[s].failed > 0; }
+
+int stage_of(rate_kind r) {
+  switch (r) {
+    case rate_kind::compiled: return static_cast<int>(stage::compile);
+    case rate_kind::correct: return static_cast<int>(stage::correctness);
+    case rate_kind::instructions: return static_cast<int>(stage::instructions);
+    case rate_kind::passed: return static_cast<int>(stage::performance);
+  }
+  return 0;
+}
+
 std::vector<group_metrics> compute_metrics(const std::vector<experiment_data>& experiments) {
-  std::map<std::pair<std::string, std::string>, group_input> groups;
+  std::vector<group_metrics> out;
   for (const auto& e : experiments) {
+    std::map<std::pair<std::string, std::string>, group_input> groups;
     for (const auto& t : e.trajectories) {
       std::string model = t.turns.empty() ? e.experiment.model : model_of(t.turns.front(), e.experiment);
       auto& g = groups[{model, t.trajectory.task_id}];
       g.family = t.trajectory.family;
       g.trajectories.push_back(&t);
     }
+    for (const auto& [key, input] : groups) out.push_back(measure(e.experiment.name, key.first, key.second, input));
   }
-  std::vector<group_metrics> out;
-  for (const auto& [key, input] : groups) out.push_back(measure(key.first, key.second, input));
   return out;
 }
 

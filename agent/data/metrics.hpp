@@ -1,5 +1,5 @@
 #pragma once
-// Benchmark figures per model x task (DESIGN.md, "Report").
+// Benchmark figures per experiment x model x task (docs/design.md, "Report").
 //
 // A trajectory counts as compiled / correct / instructions-ok / passed after
 // round r when any of its candidates of rounds 0..r was (best so far), so the
@@ -8,8 +8,12 @@
 // over the frontier library is > p (KernelBench's fast_p, best so far).
 // pass@k is the unbiased estimator 1 - C(n-c,k)/C(n,k) over the n samples
 // (trajectories) of the task, c of which passed every stage.
+// A stage that did not run (no GPU) or could not be verified is "not run":
+// it is never counted as failed, and a rate whose stage never ran is shown
+// as "not run", not as 0%.
 #include <array>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +21,8 @@
 
 namespace ptxbench::data {
 
-inline const std::vector<double> fast_p_thresholds{0.0, 0.5, 0.8, 1.0};
+inline const std::vector<double> fast_p_thresholds{0.0, 0.5, 0.8, 1.0, 1.5, 2.0};
+constexpr size_t fast_1_index = 3;  // fast_p_thresholds[3] == 1.0
 inline const std::vector<int> pass_k_values{1, 5, 10};
 
 struct rates {
@@ -29,7 +34,18 @@ struct rates {
   std::vector<double> fast_p;  // one per fast_p_thresholds
 };
 
+// Candidates of a group by the status of one stage.
+struct stage_counts {
+  int passed = 0;
+  int failed = 0;
+  int not_run = 0;  // not run or unverified
+  // Trajectories with a candidate that passed / with one where the stage ran.
+  int trajectories_passed = 0;
+  int trajectories_ran = 0;
+};
+
 struct group_metrics {
+  std::string experiment;
   std::string model;
   std::string task;
   std::string family;
@@ -44,13 +60,27 @@ struct group_metrics {
   std::array<int, 7> verdicts{};
   int unevaluated = 0;
   std::array<int, 6> stage_passed{};  // candidates whose stage s passed: the funnel
+  std::array<stage_counts, 6> stages{};
+  // Geometric means of the speedup: over every correct candidate with one, and
+  // over each trajectory's best correct candidate (`speedups`); nullopt: none.
+  std::optional<double> geomean_correct;
+  std::optional<double> geomean_best;
+  // The task's speedup threshold as the evaluator reported it (performance ran).
+  std::optional<double> speedup_threshold;
 };
+
+// Whether any candidate of the group ran stage s (it passed or failed there).
+bool stage_ran(const group_metrics& g, int s);
+// The stage a rate of `rates` is about: compiled -> compile, correct ->
+// correctness, instructions -> instructions, passed and fast_p -> performance.
+enum class rate_kind { compiled, correct, instructions, passed };
+int stage_of(rate_kind r);
 
 // 1 - C(n-c,k)/C(n,k), computed as a product so large n do not overflow.
 // Requires 0 <= c <= n and 1 <= k <= n.
 double pass_at_k(int n, int c, int k);
 
-// Groups by (model, task), ordered by model then task.
+// Groups by (experiment, model, task), ordered by experiment (as given), model, task.
 std::vector<group_metrics> compute_metrics(const std::vector<experiment_data>& experiments);
 
 // Median of a sorted, non-empty vector.

@@ -51,19 +51,6 @@ std::string old_headline(const std::optional<evaluation_row>& old) {
   return "";
 }
 
-std::string verdict_of(const evaluation_result& r) { return r.passed ? "passed" : to_string(r.verdict); }
-
-evaluation_result format_failure(const std::string& problem, evaluator& judge) {
-  evaluation_result r;
-  r.verdict = stage::format;
-  r.headline = "format: " + problem;
-  r.stages[stage::format] = {stage_status::failed, problem, 0.0};
-  for (int s = 1; s < stage_count; ++s) r.stages[static_cast<stage>(s)] = {stage_status::not_run, "format failed", 0.0};
-  r.evaluator_version = judge.version();
-  r.gpu = judge.gpu_description();
-  return r;
-}
-
 std::vector<replay_job> copy_experiment(run_store& source, run_store& target, const experiment_row& from,
                                         int64_t new_experiment_id) {
   std::vector<replay_job> jobs;
@@ -113,21 +100,6 @@ void finish_copy(run_store& target, int64_t experiment_id) {
 
 }  // namespace
 
-evaluation_row evaluation_row_of(const evaluation_result& r, int64_t candidate_id) {
-  evaluation_row row;
-  row.candidate_id = candidate_id;
-  row.evaluator_version = r.evaluator_version;
-  row.gpu = r.gpu;
-  row.verdict = verdict_of(r);
-  row.passed = r.passed;
-  row.correct = r.correct();
-  row.instructions_ok = r.instructions_executed();
-  row.speedup = r.speedup();
-  row.result = to_json(r);
-  row.created_at = now_utc();
-  return row;
-}
-
 replay_summary replay_experiment(run_store& source, run_store& target, evaluator& judge, const task_lookup& tasks,
                                  const replay_options& options) {
   auto from = source.find_experiment(options.experiment);
@@ -152,6 +124,10 @@ replay_summary replay_experiment(run_store& source, run_store& target, evaluator
   summary.experiment_name = copy.name;
   summary.experiment_id = target.create_experiment(copy);
   auto jobs = copy_experiment(source, target, *from, summary.experiment_id);
+  // The run's own seeds and limits (its stored config), the GPU as asked here.
+  judge_settings settings = judge_settings_from_config(from->config);
+  settings.run_gpu = options.run_gpu;
+  settings.run_timing = options.run_timing;
   summary.candidates = static_cast<int>(jobs.size());
 
   std::mutex mutex;
@@ -161,25 +137,14 @@ replay_summary replay_experiment(run_store& source, run_store& target, evaluator
       const auto& job = jobs[i];
       std::string where = job.task_id + " sample " + std::to_string(job.sample) + " round " + std::to_string(job.round);
       try {
+        const bool has_ptx = job.candidate->format_problem.empty() && !job.candidate->ptx.empty();
+        std::optional<task> t = has_ptx ? tasks(job.task_id) : std::optional<task>(task{});
+        if (!t) throw input_error("unknown task '" + job.task_id + "'");
+        // The very inputs the candidate was judged on: the seeds its evaluation recorded.
+        auto judged_with = job.old ? with_recorded_seeds(settings, job.old->result) : settings;
         evaluation_result result;
-        if (!job.candidate->format_problem.empty() || job.candidate->ptx.empty()) {
-          result = format_failure(job.candidate->format_problem.empty() ? "no PTX in the reply"
-                                                                        : job.candidate->format_problem,
-                                  judge);
-        } else {
-          auto t = tasks(job.task_id);
-          if (!t) throw input_error("unknown task '" + job.task_id + "'");
-          evaluation_request request;
-          request.t = *t;
-          request.ptx = job.candidate->ptx;
-          request.manifest_text = job.candidate->manifest;
-          request.run_gpu = options.run_gpu;
-          request.run_timing = options.run_timing;
-          result = judge.evaluate(request);
-        }
-        auto row = evaluation_row_of(result, job.new_candidate_id);
-        if (job.old) row.origin_evaluation_id = job.old->id;
-        row.id = target.record_evaluation(row);
+        auto row = judge_and_record(target, judge, *t, *job.candidate, judged_with, &result,
+                                    job.old ? std::optional<int64_t>(job.old->id) : std::nullopt);
         std::string old_verdict = job.old ? job.old->verdict : "none";
         std::lock_guard lock(mutex);
         ++summary.evaluated;

@@ -1,5 +1,5 @@
 #pragma once
-// Re-evaluation replay (DESIGN.md, "Replay"): every logged candidate of one
+// Re-evaluation replay (docs/design.md, "Replay"): every logged candidate of one
 // experiment is judged again by today's evaluator and written to a new database
 // (experiment, trajectories, turns and candidates copied; each new evaluation
 // linked to the one it re-does through origin_evaluation_id), and the verdicts
@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/judge/judge.hpp"
 #include "agent/store/store.hpp"
 #include "evaluator/api/evaluation.hpp"
 
@@ -50,17 +51,20 @@ struct replay_summary {
 // Returns the task with this id, or nullopt when unknown.
 using task_lookup = std::function<std::optional<task>(const std::string& task_id)>;
 
-// Copies the experiment and re-evaluates each candidate. A candidate that held no
-// PTX (format failure) is not sent to the evaluator: its new evaluation repeats
-// the format failure. Per-candidate failures (unknown task, an evaluator that
-// throws) are listed in `problems` and leave that turn without a new evaluation.
+// Copies the experiment and re-evaluates each candidate through agent/judge, the
+// loop's own path: with the seeds its evaluation recorded (public, hidden,
+// timing) and the run's stored time limit and timing budget; GPU and timing as
+// `options` say. A candidate that held no PTX (format failure) is not sent to
+// the evaluator: its new evaluation repeats the format failure; an evaluator
+// that throws gives an error-status evaluation, as in the loop. An unknown
+// task is listed in `problems` and leaves that turn without a new evaluation.
 // Throws input_error for an unknown experiment or a name taken in `target`;
 // store_error from either database.
 replay_summary replay_experiment(run_store& source, run_store& target, evaluator& judge, const task_lookup& tasks,
                                  const replay_options& options);
 
-// The evaluation row that records `r` (verdict, seed metrics, result JSON).
-evaluation_row evaluation_row_of(const evaluation_result& r, int64_t candidate_id);
+// agent/judge's, also reachable here where the data products' users look for it.
+using ptxbench::evaluation_row_of;
 
 // "changed verdicts: ..." then one line per change and the transition counts.
 std::string format_replay_summary(const replay_summary& summary);

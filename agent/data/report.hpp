@@ -2,6 +2,7 @@
 // The benchmark report: a terminal table and a self-contained HTML page with
 // inline SVG plots (funnel, per-round curves, speedup histogram). The metric
 // definitions are written into both outputs (see metrics.hpp).
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,13 @@ std::string format_report_text(const std::vector<group_metrics>& groups);
 std::string render_report_html(const std::vector<group_metrics>& groups,
                                const std::vector<experiment_row>& experiments, const std::string& database);
 
-// The definitions printed under both outputs.
+// The figures as JSON: {database, experiments, fast_p_thresholds, pass_k,
+// definitions, groups: [{experiment, model, task, family, counts, stages,
+// rates, pass_at_k, speedup, per_round}]}. Rates whose stage never ran are null.
+nlohmann::json render_report_json(const std::vector<group_metrics>& groups,
+                                  const std::vector<experiment_row>& experiments, const std::string& database);
+
+// The definitions printed under all outputs.
 std::string metric_definitions();
 
 }  // namespace ptxbench::data

@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -8,10 +9,18 @@
 namespace ptxbench::data {
 namespace {
 
+// The summary table wraps long names and scrolls inside its own box, so the
+// page never gets wider than the window (checked at 1400 px in the browser test).
 const char* style = R"(body{font-family:system-ui,sans-serif;margin:24px;color:#222}
-table{border-collapse:collapse;margin:8px 0 16px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}
+table{border-collapse:collapse;margin:8px 0 16px}th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}
 th{background:#f3f3f3}td.l,th.l{text-align:left}.charts{display:flex;flex-wrap:wrap;gap:12px}
+.wide{max-width:100%;overflow-x:auto}table.summary{font-size:13px}table.summary td.l{min-width:7em;
+max-width:16em;overflow-wrap:anywhere}td.nr{color:#888;background:#f0f0f0}
 .chart{border:1px solid #eee;background:#fff}h2{margin-top:32px}p.def{max-width:60em;color:#555})";
+
+const char* k_passed_color = "#59a14f";
+const char* k_failed_color = "#e15759";
+const char* k_not_run_color = "#b0b0b0";
 
 std::string pct(double fraction) {
   char buf[16];
@@ -29,55 +38,112 @@ std::string td(const std::string& text, bool left = false) {
   return std::string(left ? "<td class=\"l\">" : "<td>") + html_escape(text) + "</td>";
 }
 
-// Bars of candidates that passed each stage: the funnel of DESIGN.md.
-std::vector<bar> funnel(const group_metrics& g) {
-  static const char* labels[] = {"format", "compile", "runtime", "correct", "instr", "perf"};
-  std::vector<bar> bars;
-  int evaluated = g.candidates - g.unevaluated;
-  bars.push_back({"evaluated", static_cast<double>(evaluated)});
+// A rate cell; grey "not run" when no candidate of the group ran its stage.
+std::string rate_td(const group_metrics& g, rate_kind kind, double value) {
+  if (!stage_ran(g, stage_of(kind))) return "<td class=\"nr\">not run</td>";
+  return td(pct(value));
+}
+
+std::string series_name(const group_metrics& g) { return g.experiment + " / " + g.model + " / " + g.task; }
+
+// Candidates per stage: passed, failed, not run (grey; never a failure).
+std::string funnel(const group_metrics& g) {
+  std::vector<std::string> labels{"format", "compile", "runtime", "correct", "instr", "perf"};
+  std::vector<stack_part> parts{{"passed", k_passed_color, {}}, {"failed", k_failed_color, {}},
+                                {"not run / unverified", k_not_run_color, {}}};
   for (int s = 0; s < 6; ++s) {
-    bars.push_back({labels[s], static_cast<double>(g.stage_passed[s])});
+    parts[0].values.push_back(g.stages[s].passed);
+    parts[1].values.push_back(g.stages[s].failed);
+    parts[2].values.push_back(g.stages[s].not_run);
   }
-  return bars;
+  return svg_stacked_bars("candidates per stage", labels, parts);
+}
+
+std::string pass_at_k_chart(const std::vector<group_metrics>& groups) {
+  std::vector<std::string> x;
+  for (int k = 1; k <= 10; ++k) x.push_back("k=" + std::to_string(k));
+  std::vector<series> lines;
+  for (const auto& g : groups) {
+    bool ran = stage_ran(g, stage_of(rate_kind::passed));
+    series s{series_name(g) + (ran ? "" : " (performance not run)"), {}};
+    for (int k = 1; k <= 10; ++k) {
+      s.values.push_back(ran && k <= g.trajectories ? pass_at_k(g.trajectories, g.passed_trajectories, k)
+                                                    : std::nan(""));
+    }
+    lines.push_back(std::move(s));
+  }
+  return svg_line_chart("pass@k (unbiased estimator; k up to the samples taken)", x, lines, 1.0, "pass_at_k");
+}
+
+std::string fast_p_chart(const std::vector<group_metrics>& groups) {
+  std::vector<std::string> x;
+  for (double p : fast_p_thresholds) x.push_back("p=" + fixed(p));
+  std::vector<series> lines;
+  for (const auto& g : groups) {
+    bool ran = stage_ran(g, stage_of(rate_kind::passed));
+    series s{series_name(g) + (ran ? "" : " (performance not run)"), {}};
+    for (double f : g.final.fast_p) s.values.push_back(ran ? f : std::nan(""));
+    lines.push_back(std::move(s));
+  }
+  return svg_line_chart("fast_p: share correct and faster than p x the frontier library", x, lines, 1.0, "fast_p");
+}
+
+std::string speedup_histogram(const group_metrics& g) {
+  std::vector<reference_line> refs{{1.0, "1.0 (as fast)"}};
+  if (g.speedup_threshold && *g.speedup_threshold != 1.0) {
+    refs.push_back({*g.speedup_threshold, "threshold " + fixed(*g.speedup_threshold)});
+  }
+  return svg_histogram("best correct speedup per trajectory vs the frontier library", g.speedups, 8, refs);
 }
 
 std::string round_curves(const group_metrics& g) {
   std::vector<std::string> x;
   std::vector<series> lines{{"compile", {}}, {"correct", {}}, {"instr", {}}, {"passed", {}}, {"fast_1", {}}};
+  const rate_kind kinds[] = {rate_kind::compiled, rate_kind::correct, rate_kind::instructions, rate_kind::passed,
+                             rate_kind::passed};
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!stage_ran(g, stage_of(kinds[i]))) lines[i].name += " (not run)";
+  }
   for (size_t r = 0; r < g.per_round.size(); ++r) {
     const auto& p = g.per_round[r];
     x.push_back("r" + std::to_string(r));
-    lines[0].values.push_back(p.compiled);
-    lines[1].values.push_back(p.correct);
-    lines[2].values.push_back(p.instructions);
-    lines[3].values.push_back(p.passed);
-    lines[4].values.push_back(p.fast_p.back());
+    const double values[] = {p.compiled, p.correct, p.instructions, p.passed, p.fast_p[fast_1_index]};
+    for (size_t i = 0; i < lines.size(); ++i) {
+      lines[i].values.push_back(stage_ran(g, stage_of(kinds[i])) ? values[i] : std::nan(""));
+    }
   }
-  return svg_line_chart("rates after each round (best so far)", x, lines, 1.0);
+  return svg_line_chart("rates after each round (best so far)", x, lines, 1.0, "rounds");
 }
 
 std::string summary_table(const std::vector<group_metrics>& groups) {
   std::ostringstream os;
-  os << "<table class=\"summary\"><tr><th class=\"l\">model</th><th class=\"l\">task</th><th>n</th>"
+  os << "<div class=\"wide\"><table class=\"summary\"><tr><th class=\"l\">experiment</th><th class=\"l\">model</th>"
+     << "<th class=\"l\">task</th><th>n</th>"
      << "<th>compile</th><th>correct</th><th>instr</th><th>passed</th>";
   for (double p : fast_p_thresholds) os << "<th>fast_" << html_escape(fixed(p)) << "</th>";
   for (int k : pass_k_values) os << "<th>pass@" << k << "</th>";
-  os << "<th>speedup min / median / max</th></tr>\n";
+  os << "<th>geomean speedup</th><th>speedup min / median / max</th></tr>\n";
   for (const auto& g : groups) {
-    os << "<tr>" << td(g.model, true) << td(g.task, true) << td(std::to_string(g.trajectories))
-       << td(pct(g.final.compiled)) << td(pct(g.final.correct)) << td(pct(g.final.instructions))
-       << td(pct(g.final.passed));
-    for (double f : g.final.fast_p) os << td(pct(f));
+    os << "<tr>" << td(g.experiment, true) << td(g.model, true) << td(g.task, true)
+       << td(std::to_string(g.trajectories)) << rate_td(g, rate_kind::compiled, g.final.compiled)
+       << rate_td(g, rate_kind::correct, g.final.correct) << rate_td(g, rate_kind::instructions, g.final.instructions)
+       << rate_td(g, rate_kind::passed, g.final.passed);
+    for (double f : g.final.fast_p) os << rate_td(g, rate_kind::passed, f);
     for (int k : pass_k_values) {
       auto it = g.pass_at_k.find(k);
-      os << td(it == g.pass_at_k.end() ? "-" : fixed(it->second));
+      if (it != g.pass_at_k.end() && !stage_ran(g, stage_of(rate_kind::passed))) {
+        os << "<td class=\"nr\">not run</td>";
+      } else {
+        os << td(it == g.pass_at_k.end() ? "-" : fixed(it->second));
+      }
     }
-    os << td(g.speedups.empty() ? "-"
+    os << td(g.geomean_correct ? fixed(*g.geomean_correct) : "-")
+       << td(g.speedups.empty() ? "-"
                                 : fixed(g.speedups.front()) + " / " + fixed(median_sorted(g.speedups)) + " / " +
                                       fixed(g.speedups.back()))
        << "</tr>\n";
   }
-  os << "</table>\n";
+  os << "</table></div>\n";
   return os.str();
 }
 
@@ -96,13 +162,13 @@ std::string render_report_html(const std::vector<group_metrics>& groups,
   }
   os << "</table>\n<h2>Summary</h2>\n" << summary_table(groups) << "<p class=\"def\">"
      << html_escape(metric_definitions()) << "</p>\n";
+  if (!groups.empty()) os << "<div class=\"charts\">\n" << pass_at_k_chart(groups) << fast_p_chart(groups) << "</div>\n";
   for (const auto& g : groups) {
-    os << "<h2>" << html_escape(g.model) << " / " << html_escape(g.task) << "</h2>\n<p>" << g.trajectories
+    os << "<h2>" << html_escape(series_name(g)) << "</h2>\n<p>" << g.trajectories
        << " trajectories, " << g.candidates << " candidates";
     if (g.unevaluated) os << " (" << g.unevaluated << " not evaluated)";
     os << "</p>\n<div class=\"charts\">\n"
-       << svg_bar_chart("candidates passing each stage", funnel(g)) << round_curves(g)
-       << svg_histogram("best correct speedup per trajectory", g.speedups, 8) << "</div>\n";
+       << funnel(g) << round_curves(g) << speedup_histogram(g) << "</div>\n";
   }
   if (groups.empty()) os << "<p>No trajectories in the selected experiments.</p>\n";
   os << "</body></html>\n";

@@ -19,10 +19,15 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+// "not run" when no candidate of the group ran the rate's stage: never 0%.
+std::string rate(const group_metrics& g, rate_kind kind, double value) {
+  return stage_ran(g, stage_of(kind)) ? pct(value) : "not run";
+}
+
 std::string speedup_summary(const group_metrics& g) {
   if (g.speedups.empty()) return "-";
   return fixed(g.speedups.front(), 2) + "/" + fixed(median_sorted(g.speedups), 2) + "/" +
-         fixed(g.speedups.back(), 2);
+         fixed(g.speedups.back(), 2) + (g.geomean_correct ? " geomean " + fixed(*g.geomean_correct, 2) : "");
 }
 
 }  // namespace
@@ -32,37 +37,44 @@ std::string metric_definitions() {
          "candidate that passed that stage, best so far over rounds 0..r (the final column uses every round). "
          "fast_p = share of trajectories with a correct candidate whose speedup over the frontier library is > p. "
          "pass@k = 1 - C(n-c,k)/C(n,k) with c = trajectories that passed every stage. speedup min/median/max over "
-         "trajectories' best correct candidate.";
+         "trajectories' best correct candidate; geomean = geometric mean over every correct candidate with a "
+         "measured speedup. A stage that did not run (no GPU) or could not be verified is 'not run', never a "
+         "failure; a rate whose stage never ran reads 'not run'.";
 }
 
 std::string format_report_text(const std::vector<group_metrics>& groups) {
   std::ostringstream os;
-  os << std::left << std::setw(22) << "model" << std::setw(34) << "task" << std::right << std::setw(4) << "n"
-     << std::setw(8) << "compile" << std::setw(8) << "correct" << std::setw(7) << "instr" << std::setw(7)
-     << "passed";
+  os << std::left << std::setw(16) << "experiment" << std::setw(22) << "model" << std::setw(34) << "task"
+     << std::right << std::setw(4) << "n" << std::setw(9) << "compile" << std::setw(9) << "correct" << std::setw(9)
+     << "instr" << std::setw(9) << "passed";
   for (double p : fast_p_thresholds) os << std::setw(9) << ("fast_" + fixed(p, p == static_cast<int>(p) ? 0 : 1));
   for (int k : pass_k_values) os << std::setw(9) << ("pass@" + std::to_string(k));
   os << "  speedup min/med/max\n";
   for (const auto& g : groups) {
-    os << std::left << std::setw(22) << g.model << std::setw(34) << g.task << std::right << std::setw(4)
-       << g.trajectories << std::setw(8) << pct(g.final.compiled) << std::setw(8) << pct(g.final.correct)
-       << std::setw(7) << pct(g.final.instructions) << std::setw(7) << pct(g.final.passed);
-    for (double f : g.final.fast_p) os << std::setw(9) << pct(f);
+    const bool perf = stage_ran(g, stage_of(rate_kind::passed));
+    os << std::left << std::setw(16) << g.experiment << std::setw(22) << g.model << std::setw(34) << g.task
+       << std::right << std::setw(4) << g.trajectories << std::setw(9)
+       << rate(g, rate_kind::compiled, g.final.compiled) << std::setw(9) << rate(g, rate_kind::correct, g.final.correct)
+       << std::setw(9) << rate(g, rate_kind::instructions, g.final.instructions) << std::setw(9)
+       << rate(g, rate_kind::passed, g.final.passed);
+    for (double f : g.final.fast_p) os << std::setw(9) << (perf ? pct(f) : "not run");
     for (int k : pass_k_values) {
       auto it = g.pass_at_k.find(k);
-      os << std::setw(9) << (it == g.pass_at_k.end() ? "-" : fixed(it->second, 2));
+      os << std::setw(9) << (it == g.pass_at_k.end() ? "-" : perf ? fixed(it->second, 2) : "not run");
     }
     os << "  " << speedup_summary(g) << '\n';
   }
   for (const auto& g : groups) {
     if (g.per_round.size() < 2) continue;
-    os << "\nper round, " << g.model << " / " << g.task << ":\n"
+    os << "\nper round, " << g.experiment << " / " << g.model << " / " << g.task << ":\n"
        << std::setw(7) << "round" << std::setw(9) << "compile" << std::setw(9) << "correct" << std::setw(8)
        << "instr" << std::setw(8) << "passed" << std::setw(9) << "fast_1\n";
     for (size_t r = 0; r < g.per_round.size(); ++r) {
       const auto& x = g.per_round[r];
-      os << std::setw(7) << r << std::setw(9) << pct(x.compiled) << std::setw(9) << pct(x.correct) << std::setw(8)
-         << pct(x.instructions) << std::setw(8) << pct(x.passed) << std::setw(8) << pct(x.fast_p.back()) << '\n';
+      os << std::setw(7) << r << std::setw(9) << rate(g, rate_kind::compiled, x.compiled) << std::setw(9)
+         << rate(g, rate_kind::correct, x.correct) << std::setw(8) << rate(g, rate_kind::instructions, x.instructions)
+         << std::setw(8) << rate(g, rate_kind::passed, x.passed) << std::setw(8)
+         << rate(g, rate_kind::passed, x.fast_p[fast_1_index]) << '\n';
     }
   }
   os << '\n' << metric_definitions() << '\n';

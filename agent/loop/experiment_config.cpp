@@ -1,5 +1,6 @@
 #include "agent/loop/experiment_config.hpp"
 
+#include <filesystem>
 #include <fstream>
 
 #include "evaluator/api/files.hpp"
@@ -14,8 +15,8 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   json_reader r(j, "$", source);
   r.expect_object();
   r.reject_unknown({"name", "db", "tasks_dir", "tasks", "prompts_dir", "samples", "rounds", "concurrency", "feedback",
-                    "stop", "history", "history_k", "llm", "endpoint_script", "endpoint_latency_ms", "gpu", "seeds",
-                    "time_limit_ms", "timing_budget_ms", "shard_index", "shard_count", "evaluator"});
+                     "stop", "history", "history_k", "max_context_tokens", "llm", "endpoint_script", "endpoint_latency_ms", "gpu", "seeds",
+                     "time_limit_ms", "timing_budget_ms", "shard_index", "shard_count", "evaluator"});
   experiment_config c;
   c.name = r.get_string("name", c.name);
   c.db = r.get_string("db", c.db);
@@ -37,6 +38,7 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   if (history != "all" && history != "last_k") r.fail_key("history", "expected all or last_k");
   c.history = history == "all" ? history_policy::all : history_policy::last_k;
   c.history_k = static_cast<int>(r.get_int("history_k", c.history_k));
+  c.max_context_tokens = static_cast<int>(r.get_int("max_context_tokens", 0));
   if (r.has("llm")) c.llm = parse_provider_config(r.at("llm").json(), "$.llm");
   c.endpoint_script = r.get_string("endpoint_script", "");
   c.endpoint_latency_ms = r.get_number("endpoint_latency_ms", -1);
@@ -84,12 +86,49 @@ void validate_experiment_config(const experiment_config& c) {
   if ((c.llm.kind == provider_kind::openai || c.llm.kind == provider_kind::anthropic) && c.llm.base_url.empty())
     bad("llm.base_url is required for " + std::string(to_string(c.llm.kind)));
   if (c.seeds.empty()) bad("seeds must not be empty");
+  if (c.max_context_tokens < 0) bad("max_context_tokens must be >= 0 (0: no limit)");
+  if (c.max_context_tokens > 0 && c.max_context_tokens <= c.llm.max_tokens)
+    bad("max_context_tokens must be larger than llm.max_tokens (the reply needs room in the context)");
   if (c.shard_count < 1 || c.shard_index < 0 || c.shard_index >= c.shard_count)
     bad("shard must be i/n with 0 <= i < n");
 }
 
+namespace {
+
+// A path written in the config file, made relative to the file's folder.
+void resolve(std::string& value, const std::filesystem::path& base) {
+  if (value.empty()) return;
+  std::filesystem::path p(value);
+  if (p.is_absolute()) return;
+  value = (base / p).lexically_normal().string();
+}
+
+}  // namespace
+
 experiment_config load_experiment_config(const std::string& path) {
-  return parse_experiment_config(read_json_file(path, "config"), path);
+  nlohmann::json j = read_json_file(path, "config");
+  experiment_config c = parse_experiment_config(j, path);
+  // Only paths the file gives are the file's; defaults stay relative to the working directory.
+  const auto base = std::filesystem::path(path).parent_path();
+  auto given = [&](const char* key) { return j.is_object() && j.contains(key); };
+  if (given("db")) resolve(c.db, base);
+  if (given("tasks_dir")) resolve(c.tasks_dir, base);
+  if (given("prompts_dir")) resolve(c.prompts_dir, base);
+  if (given("endpoint_script")) resolve(c.endpoint_script, base);
+  if (given("llm") && j["llm"].is_object() && j["llm"].contains("replay_db")) resolve(c.llm.replay_db, base);
+  return c;
+}
+
+void check_config_paths(const experiment_config& c) {
+  auto need = [](const std::string& path, const char* what, bool directory) {
+    std::error_code ec;
+    bool ok = directory ? std::filesystem::is_directory(path, ec) : std::filesystem::is_regular_file(path, ec);
+    if (!ok) throw input_error(std::string("config: ") + what + " " + path + (directory ? " is not a folder" : " is not a file"));
+  };
+  need(c.tasks_dir, "tasks_dir", true);
+  need(c.prompts_dir, "prompts_dir", true);
+  if (c.llm.kind == provider_kind::embedded) need(c.endpoint_script, "endpoint_script", false);
+  if (c.llm.kind == provider_kind::replay) need(c.llm.replay_db, "llm.replay_db", false);
 }
 
 nlohmann::json experiment_config_to_json(const experiment_config& c) {
@@ -105,6 +144,7 @@ nlohmann::json experiment_config_to_json(const experiment_config& c) {
           {"stop", to_string(c.stop)},
           {"history", to_string(c.history)},
           {"history_k", c.history_k},
+          {"max_context_tokens", c.max_context_tokens},
           {"llm", provider_config_to_json(c.llm)},
           {"endpoint_script", c.endpoint_script},
           {"endpoint_latency_ms", c.endpoint_latency_ms},

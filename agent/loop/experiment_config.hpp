@@ -3,7 +3,8 @@
 // feedback detail, stop and history policies, the LLM endpoint. Read from a
 // JSON file in configs/ with command-line overrides, and stored whole (minus
 // secrets) with the experiment so a run can be resumed and reproduced.
-// Relative paths are relative to the working directory (the repository root).
+// Relative paths written in a config file are relative to that file's folder;
+// defaults and command-line values are relative to the working directory.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -29,6 +30,10 @@ struct experiment_config {
   stop_policy stop = stop_policy::first_pass;
   history_policy history = history_policy::all;
   int history_k = 2;  // last_k: assistant/feedback pairs kept
+  // > 0: the model's context in tokens; prompts are fitted into it minus
+  // llm.max_tokens (context_budget.hpp), and a context-length error from the
+  // server is retried once with half the history.
+  int max_context_tokens = 0;
   provider_config llm;
   // kind == embedded: the script of replies and an optional latency override (ms, < 0 = the script's).
   std::string endpoint_script;
@@ -52,7 +57,12 @@ const char* to_string(history_policy p);
 
 // Parses a config document. Throws input_error naming the file and JSON path.
 experiment_config parse_experiment_config(const nlohmann::json& j, const std::string& source = "");
+// Reads and parses a config file and resolves the paths it gives against its folder.
 experiment_config load_experiment_config(const std::string& path);
+// Checks that the folders and files the config names exist (tasks_dir,
+// prompts_dir, endpoint_script or replay_db as the provider needs), so a bad
+// path fails before the run database is created. Throws input_error.
+void check_config_paths(const experiment_config& c);
 nlohmann::json experiment_config_to_json(const experiment_config& c);
 // Checks cross-field rules (samples >= 1, rounds >= 1, script for embedded...). Throws input_error.
 void validate_experiment_config(const experiment_config& c);

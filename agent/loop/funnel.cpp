@@ -36,6 +36,24 @@ std::vector<funnel_row> experiment_funnel(run_store& store, int64_t experiment_i
   return rows;
 }
 
+int trajectories_without_failure(run_store& store, int64_t experiment_id) {
+  int n = 0;
+  for (const auto& tr : store.trajectories(experiment_id)) {
+    for (const auto& turn : store.turns(tr.id)) {
+      if (!turn.evaluation) continue;
+      auto r = evaluation_result_from_json(turn.evaluation->result);
+      if (r.evaluator_error()) continue;
+      bool failed = false;
+      for (const auto& [s, outcome] : r.stages) failed = failed || outcome.status == stage_status::failed;
+      if (r.passed || (!failed && !r.stages.empty())) {
+        ++n;
+        break;
+      }
+    }
+  }
+  return n;
+}
+
 std::string format_funnel(const std::vector<funnel_row>& rows, const std::string& title) {
   std::ostringstream o;
   o << title << "\n";

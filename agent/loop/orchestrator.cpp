@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "agent/loop/writer_lease.hpp"
+#include "agent/loop/context_budget.hpp"
 #include "evaluator/api/candidate.hpp"
 #include "evaluator/api/json_path.hpp"
 
@@ -42,18 +43,6 @@ bool cut_by_token_limit(const std::string& finish_reason) {
 void orchestrator::request_stop() { g_stop = true; }
 bool orchestrator::stop_requested() { return g_stop.load(); }
 
-evaluation_result format_failure_result(const std::string& problem, const std::string& evaluator_version) {
-  evaluation_result r;
-  r.verdict = stage::format;
-  r.passed = false;
-  r.headline = "format: " + problem;
-  r.stages[stage::format] = {stage_status::failed, problem, 0.0};
-  for (int i = 1; i < stage_count; ++i)
-    r.stages[static_cast<stage>(i)] = {stage_status::not_run, "an earlier stage failed", 0.0};
-  r.evaluator_version = evaluator_version;
-  return r;
-}
-
 orchestrator::orchestrator(experiment_config config, std::vector<task> tasks, provider& llm, evaluator& eval,
                            run_store& store, const prompt_library& prompts, progress_sink& progress)
     : m_config(std::move(config)),
@@ -74,34 +63,12 @@ std::vector<chat_message> orchestrator::build_messages(
     m.push_back({"assistant", history[i].first});
     m.push_back({"user", history[i].second});
   }
+  if (m_config.max_context_tokens > 0) return fit_context(std::move(m), m_config.max_context_tokens - m_config.llm.max_tokens);
   return m;
 }
 
 evaluation_result orchestrator::judge(const task& t, const candidate_row& c) {
-  if (!c.format_problem.empty()) return format_failure_result(c.format_problem, m_eval.version());
-  evaluation_request req;
-  req.t = t;
-  req.ptx = c.ptx;
-  req.manifest_text = c.manifest;
-  req.seeds = m_config.seeds;
-  req.run_gpu = m_config.gpu != "off";
-  req.time_limit_ms = m_config.time_limit_ms;
-  req.timing_budget_ms = m_config.timing_budget_ms;
-  std::string what = "unknown exception";
-  try {
-    return m_eval.evaluate(req);
-  } catch (const std::exception& e) {
-    what = e.what();
-  } catch (...) {
-  }
-  // An infrastructure failure while judging: recorded with status error
-  // (never the candidate's verdict) rather than losing the turn.
-  evaluation_result r = format_failure_result("", m_eval.version());
-  r.verdict = stage::runtime;
-  r.headline = "evaluator error at runtime: " + what;
-  r.stages[stage::format] = {stage_status::not_run, "evaluator failed", 0.0};
-  r.stages[stage::runtime] = {stage_status::error, "evaluator failure: " + what, 0.0};
-  return r;
+  return judge_candidate(m_eval, t, c, judging());
 }
 
 evaluation_result orchestrator::judge_contained(int64_t trajectory_id, int round, const task& t,
@@ -120,6 +87,15 @@ evaluation_result orchestrator::judge_contained(int64_t trajectory_id, int round
   if (r.evaluator_error())
     m_store.record_agent_error({0, trajectory_id, round, "judge", r.headline, ""});
   return r;
+}
+
+judge_settings orchestrator::judging() const {
+  judge_settings s;
+  s.seeds = m_config.seeds;
+  s.run_gpu = m_config.gpu != "off";
+  s.time_limit_ms = m_config.time_limit_ms;
+  s.timing_budget_ms = m_config.timing_budget_ms;
+  return s;
 }
 
 orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment_id, const task& t, int sample,
@@ -154,6 +130,15 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
         auto messages = build_messages(t, history);
         completion_request req{messages, {t.id, sample, round}};
         auto outcome = m_llm.complete(req);
+        if (!outcome.ok && !outcome.cancelled && is_context_length_error(outcome)) {
+          // Once, with the history cut to half its estimate, instead of ending the trajectory.
+          messages = fit_context(messages, estimate_tokens(messages) / 2);
+          auto retry = m_llm.complete({messages, {t.id, sample, round}});
+          std::lock_guard<std::mutex> lock(m_summary_mutex);
+          ++summary.turns_requested;
+          retry.failures.insert(retry.failures.begin(), outcome.failures.begin(), outcome.failures.end());
+          outcome = std::move(retry);
+        }
         {
           std::lock_guard<std::mutex> lock(m_summary_mutex);
           ++summary.turns_requested;
@@ -206,17 +191,7 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
         } else {
           result = judge_contained(traj_id, round, t, cand);
         }
-        evaluation_row e;
-        e.candidate_id = cand.id;
-        e.evaluator_version = result->evaluator_version;
-        e.gpu = result->gpu;
-        e.verdict = verdict_name(*result);
-        e.passed = result->passed;
-        e.correct = result->correct();
-        e.instructions_ok = result->instructions_executed();
-        e.speedup = result->speedup();
-        e.result = to_json(*result);
-        m_store.record_evaluation(e);
+        m_store.record_evaluation(evaluation_row_of(*result, cand.id));
         m_progress.on_turn(t.id, sample, round, verdict_name(*result), result->headline);
       }
       rounds_done = round + 1;

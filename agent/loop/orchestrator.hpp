@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/judge/judge.hpp"
 #include "agent/llm/provider.hpp"
 #include "agent/loop/experiment_config.hpp"
 #include "agent/loop/progress.hpp"
@@ -70,6 +71,8 @@ class orchestrator {
   // judge, counting attempts in the store; a candidate whose judging ended the
   // process too often is an error instead of being judged again.
   evaluation_result judge_contained(int64_t trajectory_id, int round, const task& t, const candidate_row& c);
+  // The judging settings of this run (seeds, GPU, limits): agent/judge records with them.
+  judge_settings judging() const;
 
   experiment_config m_config;
   std::vector<task> m_tasks;
@@ -97,8 +100,11 @@ struct funnel_row {
 };
 std::vector<funnel_row> experiment_funnel(run_store& store, int64_t experiment_id, bool all_candidates);
 std::string format_funnel(const std::vector<funnel_row>& rows, const std::string& title);
+// Trajectories of the experiment with a candidate that failed no stage: it
+// passed, or every stage passed or could not run (no GPU) or be verified.
+// Evaluator errors are no verdict and count as neither.
+int trajectories_without_failure(run_store& store, int64_t experiment_id);
 
-// A result for a reply that held no judgeable candidate.
-evaluation_result format_failure_result(const std::string& problem, const std::string& evaluator_version);
+
 
 }  // namespace ptxbench

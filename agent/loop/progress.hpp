@@ -1,8 +1,10 @@
 #pragma once
-// Progress of a run: trajectories done / in flight and counts per verdict stage.
-// On a terminal, one line rewritten in place; otherwise plain lines, one per
-// finished turn, so logs stay readable.
+// Progress of a run: trajectories done / in flight, counts per verdict stage,
+// elapsed time, rate and ETA. On a terminal, one line rewritten in place;
+// otherwise plain lines, one per finished turn, so logs stay readable.
+#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -24,10 +26,16 @@ class progress_sink {
   virtual void on_finish() = 0;
 };
 
+// "12.3 s elapsed, 4.0 trajectories/min, ETA 1m05s": the rate counts only the
+// trajectories finished since this process started (a resume's earlier ones
+// took no time here); ETA is "?" until one has finished.
+std::string format_timing(double elapsed_s, int done_here, int remaining);
+
 class terminal_progress : public progress_sink {
  public:
   // is_tty: rewrite one status line; otherwise print plain lines. quiet: nothing.
-  terminal_progress(std::FILE* out, bool is_tty, bool quiet = false);
+  // clock: seconds since some fixed point (tests pass their own).
+  terminal_progress(std::FILE* out, bool is_tty, bool quiet = false, std::function<double()> clock = {});
   void on_start(int trajectories_total, int already_done) override;
   void on_trajectory_started() override;
   void on_turn(const std::string& task_id, int sample, int round, const std::string& verdict,
@@ -48,6 +56,10 @@ class terminal_progress : public progress_sink {
   int m_passed = 0;
   int m_incomplete = 0;
   std::map<std::string, int> m_verdicts;
+  std::function<double()> m_clock;
+  double m_start = 0.0;
+  int m_already = 0;
+  std::string timing_locked();
 };
 
 }  // namespace ptxbench

@@ -1,6 +1,6 @@
 #pragma once
 // Prompts are data: templates in prompts/ with {{name}} placeholders, filled
-// with the task, the architecture notes and the feedback (DESIGN.md, "Agent").
+// with the task, the architecture notes and the feedback (docs/design.md, "Agent").
 // A change of prompt is a change of data, not code.
 #include <filesystem>
 #include <map>

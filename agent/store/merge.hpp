@@ -1,5 +1,5 @@
 #pragma once
-// Merging shard databases into one (DESIGN.md, "Scale"). Past one host the
+// Merging shard databases into one (docs/design.md, "Scale"). Past one host the
 // task x sample grid runs as shards (`ptxbench run --shard i/n`), each writing
 // its own database; merge_run_databases unites them through the run_store API.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// The run database: SQLite in WAL mode (DESIGN.md, "Store"). Only this folder
+// The run database: SQLite in WAL mode (docs/design.md, "Store"). Only this folder
 // sees SQLite. Every write is one transaction, so a process killed at any moment
 // leaves the database consistent; a turn and its candidate are written together,
 // and a turn is never written twice for one (trajectory, round).

@@ -1,6 +1,6 @@
 #pragma once
-// A line diff (longest common subsequence) for showing how a candidate's PTX
-// changed from one round to the next.
+// A line diff (a shortest edit script, as GNU diff finds) for showing how a
+// candidate's PTX changed from one round to the next.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,10 +19,11 @@ struct diff_line {
 // Lines of `old_text` and `new_text` (split on '\n'; a final newline adds no
 // line) aligned by a longest common subsequence: applying the removed and added
 // lines to old_text gives new_text. Common prefix and suffix are matched first;
-// when the rest is larger than max_cells (lines x lines) the middle is shown as
-// all removed then all added, so memory stays bounded on huge inputs.
+// when a side's rest has more than max_lines lines (model output is hostile:
+// the time grows with lines x edit distance) it is shown as all removed then
+// all added.
 std::vector<diff_line> diff_lines(std::string_view old_text, std::string_view new_text,
-                                  size_t max_cells = 4u << 20);
+                                  size_t max_lines = 20000);
 
 std::vector<std::string> split_lines(std::string_view text);
 

@@ -23,6 +23,20 @@ std::string badge(const std::string& verdict) {
   return "<span class=\"badge " + cls + "\">" + html_escape(v) + "</span>";
 }
 
+std::string evaluation_badge(const std::optional<evaluation_row>& evaluation) {
+  if (!evaluation) return badge("none");
+  const auto& e = *evaluation;
+  const auto& stages = e.result.is_object() ? e.result.value("stages", nlohmann::json()) : nlohmann::json();
+  if (!e.passed && stages.is_object() && stages.contains(e.verdict) && stages[e.verdict].is_object()) {
+    std::string status = stages[e.verdict].value("status", "");
+    if (status == "not_run" || status == "unverified") {
+      return "<span class=\"badge not-run\">" + html_escape(e.verdict + (status == "not_run" ? " not run" : " unverified")) +
+             "</span>";
+    }
+  }
+  return badge(e.verdict);
+}
+
 std::string error_page(int status, const std::string& message) {
   return layout("error " + std::to_string(status), "<h1>" + std::to_string(status) + "</h1>\n<p class=\"error\">" +
                                                        html_escape(message) + "</p>\n");

@@ -2,6 +2,7 @@
 // The viewer's HTML pages, rendered from run database rows. No HTTP here: the
 // server (server.hpp) fetches rows and calls these. Every string that came from
 // a model, a task or a user is escaped with data::html_escape.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,10 @@ namespace ptxbench::viewer {
 std::string layout(const std::string& title, const std::string& body);
 // A stage badge: <span class="badge compile">compile</span>; "" renders as "pending".
 std::string badge(const std::string& verdict);
+// The badge of one evaluation: its verdict, except when the verdict's stage did
+// not fail but could not run (no GPU) or be verified: then a grey
+// "<stage> not run" / "<stage> unverified" badge, never the stage's failure colour.
+std::string evaluation_badge(const std::optional<evaluation_row>& evaluation);
 
 struct experiment_summary {
   experiment_row experiment;

@@ -37,9 +37,8 @@ std::string messages_block(const nlohmann::json& messages) {
 std::string round_section(const turn_view& view, const std::string* previous_ptx) {
   const auto& t = view.turn;
   std::ostringstream os;
-  std::string verdict = view.evaluation ? view.evaluation->verdict : "";
   os << "<section class=\"round\" id=\"round-" << t.round << "\">\n<h2>round " << t.round << " "
-     << badge(verdict.empty() ? "none" : verdict) << "</h2>\n<p class=\"turn-meta\">model "
+     << evaluation_badge(view.evaluation) << "</h2>\n<p class=\"turn-meta\">model "
      << html_escape(t.model) << ", " << t.prompt_tokens << " prompt + " << t.completion_tokens
      << " completion tokens";
   if (t.reasoning_tokens) os << " (" << t.reasoning_tokens << " reasoning)";
@@ -99,7 +98,7 @@ std::string trajectory_page(const experiment_row& e, const trajectory_row& t, co
   os << "<table class=\"rounds\"><tr><th>round</th><th>verdict</th><th>headline</th><th>speedup</th></tr>\n";
   for (const auto& v : turns) {
     os << "<tr><td><a href=\"#round-" << v.turn.round << "\">" << v.turn.round << "</a></td><td>"
-       << badge(v.evaluation ? v.evaluation->verdict : "none") << "</td><td>";
+       << evaluation_badge(v.evaluation) << "</td><td>";
     if (v.evaluation && v.evaluation->result.is_object() && v.evaluation->result.contains("headline") &&
         v.evaluation->result["headline"].is_string()) {
       os << html_escape(v.evaluation->result["headline"].get<std::string>());

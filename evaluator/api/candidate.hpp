@@ -1,6 +1,6 @@
 #pragma once
 // Extracting a candidate from a model's reply: the last ```ptx block and the
-// last ```json block count (DESIGN.md). A reply without them fails `format`.
+// last ```json block count (docs/design.md). A reply without them fails `format`.
 #include <optional>
 #include <string>
 

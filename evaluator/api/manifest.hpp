@@ -1,5 +1,5 @@
 #pragma once
-// The launch manifest that comes with a candidate's PTX (DESIGN.md,
+// The launch manifest that comes with a candidate's PTX (docs/design.md,
 // "Candidate"): how to launch each kernel and what each parameter binds to.
 #include <array>
 #include <cstdint>

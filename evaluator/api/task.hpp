@@ -1,6 +1,6 @@
 #pragma once
 // A task fixes the mathematics, data layout, sizes, target architecture and the
-// instructions to use (DESIGN.md, "Tasks"). It does not fix the kernel's
+// instructions to use (docs/design.md, "Tasks"). It does not fix the kernel's
 // parameter list: the candidate's manifest binds parameters to these tensors.
 #include <cstdint>
 #include <filesystem>

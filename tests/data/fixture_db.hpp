@@ -74,6 +74,7 @@ struct fixture_turn {
   std::string verdict;  // "" for a turn never evaluated
   std::optional<double> speedup;
   std::string reply;    // default "reply <name><round>"
+  std::string reasoning;
 };
 
 // Adds one trajectory with the given rounds; returns its id.
@@ -91,6 +92,7 @@ inline int64_t add_trajectory(run_store& store, int64_t experiment_id, const std
     turn.feedback = r == 0 ? "" : "feedback text " + std::to_string(r);
     turn.feedback_detail = "full";
     turn.reply = spec.reply.empty() ? "reply " + name + std::to_string(r) : spec.reply;
+    turn.reasoning = spec.reasoning;
     turn.model = model;
     turn.prompt_tokens = 100;
     turn.completion_tokens = 50;

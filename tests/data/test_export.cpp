@@ -22,6 +22,7 @@ export_result run(run_store& store, export_kind kind, export_filter filter = {},
                   std::optional<int> per_cell = std::nullopt) {
   export_options o;
   o.kind = kind;
+  o.format = export_format::messages;
   o.filter = filter;
   o.balance = balance;
   o.per_cell = per_cell;
@@ -99,6 +100,7 @@ TEST_CASE("sft takes passing answers and preference pairs answers to one prompt"
                                          {{"role", "user"}, {"content", "TASK attention_fwd_bf16_wgmma"}},
                                          {{"role", "assistant"}, {"content", "reply C0"}}}));
   CHECK(s[0]["provenance"]["failing_stage"].is_null());
+  CHECK(s[0]["provenance"]["failing_round"].is_null());
   CHECK(s[1]["messages"].size() == 3);
   CHECK(s[1]["messages"][2]["content"] == "reply A2");
   CHECK(s[1]["provenance"]["failing_stage"] == "compile");

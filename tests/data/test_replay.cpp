@@ -118,3 +118,49 @@ TEST_CASE("replay lists candidates it could not re-evaluate and keeps going") {
   CHECK(s.problems[0].find("unknown task 'attention_fwd_bf16_wgmma'") != std::string::npos);
   CHECK_THROWS_AS(replay_experiment(*f.store, *target, judge, only_gemm, replay_options{"nope"}), input_error);
 }
+
+TEST_CASE("replay judges with the seeds the candidate was judged on and the run's limits") {
+  auto dir = testing::fresh_dir("replay-seeds");
+  auto source = run_store::open(dir / "a.db");
+  experiment_row e;
+  e.name = "seeded";
+  e.config = {{"seeds", {7, 8}}, {"time_limit_ms", 1234.0}, {"timing_budget_ms", 55.0}, {"gpu", "auto"}};
+  int64_t eid = source->create_experiment(e);
+  int64_t tid = source->ensure_trajectory(eid, "gemm_bf16_wgmma", "gemm", 0);
+  turn_row t;
+  t.trajectory_id = tid;
+  t.messages = testing::prompt_for("gemm_bf16_wgmma", 0, "");
+  t.reply = "reply";
+  candidate_row c;
+  c.ptx = "// ptx S0";
+  source->record_turn(t, c);
+  auto r = testing::make_result("correctness");
+  r.seeds.public_seeds = {7, 8};
+  r.seeds.hidden = 99;
+  r.seeds.timing = 77;
+  source->record_evaluation(evaluation_row_of(r, *source->candidate_id(source->turns(tid).back().turn.id)));
+
+  struct recording : evaluator {
+    evaluation_result evaluate(const evaluation_request& request) override {
+      seen.push_back(request);
+      return testing::make_result("correctness");
+    }
+    std::string version() const override { return "9.9.9"; }
+    std::string gpu_description() const override { return "none"; }
+    std::vector<evaluation_request> seen;
+  } judge;
+  auto target = run_store::open(dir / "b.db");
+  replay_options o;
+  o.experiment = "seeded";
+  o.run_timing = false;
+  replay_experiment(*source, *target, judge, any_task, o);
+  REQUIRE(judge.seen.size() == 1);
+  const auto& req = judge.seen[0];
+  CHECK(req.seeds == std::vector<uint64_t>{7, 8});
+  CHECK(req.hidden_seed == 99);
+  CHECK(req.timing_seed == 77);
+  CHECK(req.time_limit_ms == 1234.0);
+  CHECK(req.timing_budget_ms == 55.0);
+  CHECK(req.run_gpu);
+  CHECK_FALSE(req.run_timing);
+}

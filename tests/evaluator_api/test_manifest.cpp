@@ -35,7 +35,7 @@ std::string error_of(const std::string& text) {
 }
 }  // namespace
 
-TEST_CASE("the DESIGN.md manifest parses and matches the task") {
+TEST_CASE("the docs/design.md manifest parses and matches the task") {
   manifest m = parse_manifest_text(good);
   REQUIRE(m.launches.size() == 1);
   const auto& l = m.launches[0];

@@ -2,6 +2,7 @@
 
 #include "../data/fixture_db.hpp"
 #include "agent/viewer/app.hpp"
+#include "agent/viewer/pages.hpp"
 
 using namespace ptxbench;
 using namespace ptxbench::viewer;
@@ -101,4 +102,15 @@ TEST_CASE("viewer answers 400 to an id holding invalid UTF-8") {
     CHECK(r.status == 400);
     if (path.rfind("/api/", 0) == 0) CHECK(nlohmann::json::parse(r.body).contains("error"));
   }
+}
+
+TEST_CASE("a verdict stage that did not run gets a grey not run badge and never the failure colour") {
+  auto r = testing::make_result("format");
+  r.verdict = stage::runtime;
+  for (int s = 0; s < stage_count; ++s) r.stages[static_cast<stage>(s)].status = s < 2 ? stage_status::passed : stage_status::not_run;
+  auto row = data::evaluation_row_of(r, 1);
+  CHECK(evaluation_badge(row) == "<span class=\"badge not-run\">runtime not run</span>");
+  r.stages[stage::runtime].status = stage_status::failed;
+  CHECK(evaluation_badge(data::evaluation_row_of(r, 1)) == "<span class=\"badge runtime\">runtime</span>");
+  CHECK(evaluation_badge(std::nullopt) == "<span class=\"badge none\">none</span>");
 }

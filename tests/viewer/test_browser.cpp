@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 
+#include "agent/data/report.hpp"
 #include "served_db.hpp"
 
 using namespace ptxbench;
@@ -34,11 +36,12 @@ std::optional<std::string> find_chromium() {
 }
 
 // The DOM after the page loaded and its scripts ran, as chromium serializes it.
-std::string dump_dom(const std::string& chromium, const std::string& url, const std::filesystem::path& profile) {
+std::string dump_dom(const std::string& chromium, const std::string& url, const std::filesystem::path& profile,
+                     const std::string& window = "1280,900") {
   std::string command = "timeout 120 '" + chromium +
                         "' --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run "
-                        "--user-data-dir='" + profile.string() + "' --virtual-time-budget=5000 --dump-dom '" + url +
-                        "' 2>/dev/null";
+                        "--window-size=" + window + " --user-data-dir='" + profile.string() +
+                        "' --virtual-time-budget=5000 --dump-dom '" + url + "' 2>/dev/null";
   std::string out;
   if (std::FILE* pipe = popen(command.c_str(), "r")) {
     char buf[4096];
@@ -49,9 +52,7 @@ std::string dump_dom(const std::string& chromium, const std::string& url, const 
   return out;
 }
 
-}  // namespace
-
-TEST_CASE("browser: pages render and the viewer script runs but a script in a reply does not") {
+std::string need_chromium() {
   auto chromium = find_chromium();
   if (!chromium) {
     const char* ci = std::getenv("CI");
@@ -60,6 +61,76 @@ TEST_CASE("browser: pages render and the viewer script runs but a script in a re
     std::printf("SKIPPED: %s\n", why.c_str());
     std::exit(77);
   }
+  return *chromium;
+}
+
+// The value of data-NAME="..." on the dumped <body>, or "" when absent.
+std::string body_attribute(const std::string& dom, const std::string& name) {
+  auto at = dom.find("data-" + name + "=\"");
+  if (at == std::string::npos) return "";
+  at += name.size() + 7;
+  return dom.substr(at, dom.find('"', at) - at);
+}
+
+// Measures the laid-out report in the browser and writes the figures onto
+// <body>: the page's width, and pairs of chart labels whose boxes overlap
+// (axis ticks apart: they sit beside the plot by design).
+const char* k_measure_script = R"(<script>
+const out = document.body;
+out.dataset.scrollWidth = document.documentElement.scrollWidth;
+let overlaps = [], labels = 0;
+for (const svg of document.querySelectorAll('svg.chart')) {
+  const boxes = [...svg.querySelectorAll('text:not(.tick)')].map(t => [t.textContent, t.getBBox()]);
+  labels += boxes.length;
+  for (let i = 0; i < boxes.length; ++i) for (let j = i + 1; j < boxes.length; ++j) {
+    const a = boxes[i][1], b = boxes[j][1];
+    if (a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height)
+      overlaps.push(boxes[i][0] + ' / ' + boxes[j][0]);
+  }
+}
+out.dataset.labels = labels;
+out.dataset.overlaps = overlaps.length;
+out.dataset.overlapList = overlaps.join(' | ');
+out.dataset.charts = ['pass_at_k', 'fast_p'].filter(c => document.querySelector('svg[data-chart=' + c + ']')).join(',')
+  + ',' + document.querySelectorAll('svg.histogram').length + ' histograms';
+</script>)";
+
+}  // namespace
+
+TEST_CASE("browser: the report has its three plots and fits 1400 px and no chart labels overlap") {
+  auto chromium = need_chromium();
+  auto f = testing::make_fixture_db("report-browser");
+  experiment_row e;
+  e.name = "a-second-experiment-with-a-long-name";
+  e.model = "organisation/a-very-long-model-name-with-quantisation-suffix-awq-int4-g128-and-more";
+  int64_t eid = f.store->create_experiment(e);
+  const double speedups[] = {0.31, 0.47, 0.52, 0.66, 0.93, 1.05, 1.18, 1.42, 1.77, 2.4};
+  for (int i = 0; i < 10; ++i) {
+    testing::add_trajectory(*f.store, eid, "attention_fwd_bf16_wgmma_causal", "attention_fwd", i,
+                            "S" + std::to_string(i), {{"compile"}, {"passed", speedups[i]}}, e.model);
+  }
+  auto experiments = data::load_experiments(*f.store, {});
+  auto groups = data::compute_metrics(experiments);
+  for (auto& g : groups) g.speedup_threshold = 0.9;
+  std::vector<experiment_row> rows;
+  for (const auto& x : experiments) rows.push_back(x.experiment);
+  auto html = data::render_report_html(groups, rows, "runs/report.db");
+  html.insert(html.rfind("</body>"), k_measure_script);
+  auto page = f.dir / "report.html";
+  std::ofstream(page) << html;
+  auto profile = testing::fresh_dir("chromium-report");
+  auto dom = dump_dom(chromium, "file://" + page.string(), profile, "1400,1000");
+  INFO("body: " << dom.substr(dom.find("<body"), 600));
+  REQUIRE_FALSE(body_attribute(dom, "scroll-width").empty());
+  CHECK(std::stoi(body_attribute(dom, "scroll-width")) <= 1400);
+  CHECK(std::stoi(body_attribute(dom, "labels")) > 50);
+  CHECK(body_attribute(dom, "overlaps") == "0");
+  CHECK(body_attribute(dom, "charts") == "pass_at_k,fast_p,3 histograms");
+  std::filesystem::remove_all(profile);
+}
+
+TEST_CASE("browser: pages render and the viewer script runs but a script in a reply does not") {
+  auto chromium = std::optional<std::string>(need_chromium());
   testing::served_db served("viewer-browser");
   auto profile = testing::fresh_dir("chromium-profile");
 

@@ -1,6 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include "agent/viewer/line_diff.hpp"
 
@@ -59,9 +64,52 @@ TEST_CASE("line diff is minimal and rebuilds both sides on random inputs") {
 
 TEST_CASE("line diff of inputs too large for the table still rebuilds both sides") {
   std::string a = "head\nx1\nx2\ntail\n", b = "head\ny1\ntail\n";
-  auto d = diff_lines(a, b, 4);
+  auto d = diff_lines(a, b, 1);
   CHECK(side(d, diff_op::added) == a);
   CHECK(side(d, diff_op::removed) == b);
   CHECK(d.front().text == "head");
   CHECK(d.back().text == "tail");
+}
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Lines GNU diff marks changed (its output lines starting with < or >).
+int gnu_diff_changes(const std::string& a, const std::string& b) {
+  std::string command = "diff '" + a + "' '" + b + "'";
+  int n = 0;
+  if (std::FILE* pipe = popen(command.c_str(), "r")) {
+    char buf[8192];
+    bool line_start = true;
+    while (std::fgets(buf, sizeof buf, pipe)) {
+      if (line_start && (buf[0] == '<' || buf[0] == '>')) ++n;
+      size_t len = std::strlen(buf);
+      line_start = len > 0 && buf[len - 1] == '\n';
+    }
+    pclose(pipe);
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("line diff of the two attention forward solutions agrees with GNU diff within 1%") {
+  const std::string dir = std::string(PTXBENCH_SOURCE_DIR) + "/tasks/solutions/";
+  const std::string a = dir + "attention_fwd_bf16_wgmma/kernel.ptx";
+  const std::string b = dir + "attention_fwd_bf16_wgmma_causal/kernel.ptx";
+  const int expected = gnu_diff_changes(a, b);
+  REQUIRE(expected > 1000);  // the kernels differ in thousands of lines: a real test of scale
+  auto old_text = read_file(a), new_text = read_file(b);
+  auto d = diff_lines(old_text, new_text);
+  CHECK(side(d, diff_op::added) == old_text);
+  CHECK(side(d, diff_op::removed) == new_text);
+  const int got = changes(d);
+  MESSAGE("ptxbench " << got << " changed lines, GNU diff " << expected);
+  CHECK(std::abs(got - expected) <= expected / 100);
 }

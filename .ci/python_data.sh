@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The exports as a researcher loads them: the demo run, then `export --out DIR`
+# (prompt_completion corrections and preference pairs) read back with Hugging
+# Face `datasets.load_dataset`. With PTXBENCH_CI_TRL=1 also TRL's SFT and DPO
+# dataset preparation (scripts/check_trl.sh; installs torch, slow).
+# Needs the build (./scripts/setup.sh) and network access to PyPI. Measured on the
+# 2-core machine (2026-12-03, shared load): 4 min 26 s wall, 199 s of it pip.
+# scripts/check_trl.sh: pip from PyPI (CUDA torch, 5.9 GB) 1003 s, the checks 98 s.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+start=$SECONDS
+python3 -m venv "$work/venv"
+"$work/venv/bin/pip" install -q --disable-pip-version-check datasets
+echo "python_data: pip install datasets took $((SECONDS - start)) s"
+
+# The demo exits 1 when no trajectory got a candidate without a failed stage; both are results here.
+./build/bin/ptxbench run --config configs/demo.json --db "$work/demo.db" --latency-ms 0 --quiet || [ $? -eq 1 ]
+./build/bin/ptxbench export --db "$work/demo.db" --kind correction --format prompt_completion --reasoning field \
+  --out "$work/correction"
+./build/bin/ptxbench export --db "$work/demo.db" --kind preference --out "$work/preference"
+"$work/venv/bin/python" scripts/check_datasets.py "$work/correction" "$work/preference"
+
+if [ "${PTXBENCH_CI_TRL:-0}" = 1 ]; then
+  scripts/check_trl.sh "$work/correction" "$work/preference"
+fi

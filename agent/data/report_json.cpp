@@ -1,0 +1,118 @@
+// `report --json`: the figures of every experiment x model x task group as one
+// JSON document, for plotting and comparing runs without parsing tables.
+#include <cstdio>
+
+#include "agent/data/report.hpp"
+#include "evaluator/api/evaluation.hpp"
+
+namespace ptxbench::data {
+namespace {
+
+using json = nlohmann::json;
+
+json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+std::string threshold_key(double p) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%g", p);
+  return buf;
+}
+
+// A rate whose stage never ran is null ("not run"), never 0.
+json rate_or_null(const group_metrics& g, rate_kind kind, double value) {
+  return stage_ran(g, stage_of(kind)) ? json(value) : json(nullptr);
+}
+
+json rates_json(const group_metrics& g, const rates& r) {
+  json fast = json::object();
+  bool perf = stage_ran(g, stage_of(rate_kind::passed));
+  for (size_t i = 0; i < fast_p_thresholds.size(); ++i) {
+    fast[threshold_key(fast_p_thresholds[i])] = perf ? json(r.fast_p[i]) : json(nullptr);
+  }
+  return {{"compiled", rate_or_null(g, rate_kind::compiled, r.compiled)},
+          {"correct", rate_or_null(g, rate_kind::correct, r.correct)},
+          {"instructions", rate_or_null(g, rate_kind::instructions, r.instructions)},
+          {"passed", rate_or_null(g, rate_kind::passed, r.passed)},
+          {"fast_p", fast}};
+}
+
+json group_json(const group_metrics& g) {
+  json verdicts = json::object();
+  for (int v = 0; v <= passed_rank; ++v) verdicts[verdict_name(v)] = g.verdicts[v];
+  json stages = json::object();
+  for (int s = 0; s < stage_count; ++s) {
+    const auto& c = g.stages[s];
+    stages[to_string(static_cast<stage>(s))] = {
+        {"candidates_passed", c.passed},
+        {"candidates_failed", c.failed},
+        {"candidates_not_run", c.not_run},
+        {"trajectories_passed", c.trajectories_passed},
+        {"trajectories_ran", c.trajectories_ran},
+        // Of the trajectories where the stage ran, the share that passed it.
+        {"pass_rate", c.trajectories_ran ? json(static_cast<double>(c.trajectories_passed) / c.trajectories_ran)
+                                         : json(nullptr)},
+    };
+  }
+  json pass_k = json::object();
+  for (int k : pass_k_values) {
+    auto it = g.pass_at_k.find(k);
+    // Without a performance stage that ran, no trajectory could pass: not run, not 0.
+    const bool ran = stage_ran(g, stage_of(rate_kind::passed));
+    pass_k[std::to_string(k)] = it == g.pass_at_k.end() || !ran ? json(nullptr) : json(it->second);
+  }
+  json per_round = json::array();
+  for (size_t r = 0; r < g.per_round.size(); ++r) {
+    json row = rates_json(g, g.per_round[r]);
+    row["round"] = r;
+    per_round.push_back(std::move(row));
+  }
+  return {
+      {"experiment", g.experiment},
+      {"model", g.model},
+      {"task", g.task},
+      {"family", g.family},
+      {"counts",
+       {{"trajectories", g.trajectories},
+        {"candidates", g.candidates},
+        {"evaluated", g.candidates - g.unevaluated},
+        {"unevaluated", g.unevaluated},
+        {"passed_trajectories", g.passed_trajectories},
+        {"verdicts", verdicts}}},
+      {"stages", stages},
+      {"rates", rates_json(g, g.final)},
+      {"pass_at_k", pass_k},
+      {"speedup",
+       {{"geomean_correct_candidates", optional_number(g.geomean_correct)},
+        {"geomean_best_per_trajectory", optional_number(g.geomean_best)},
+        {"best_per_trajectory", g.speedups},
+        {"threshold", optional_number(g.speedup_threshold)}}},
+      {"per_round", per_round},
+  };
+}
+
+}  // namespace
+
+json render_report_json(const std::vector<group_metrics>& groups, const std::vector<experiment_row>& experiments,
+                        const std::string& database) {
+  json exps = json::array();
+  for (const auto& e : experiments) {
+    exps.push_back({{"name", e.name},
+                    {"model", e.model},
+                    {"evaluator_version", e.evaluator_version},
+                    {"gpu", e.gpu},
+                    {"status", e.status},
+                    {"created_at", e.created_at}});
+  }
+  json out_groups = json::array();
+  for (const auto& g : groups) out_groups.push_back(group_json(g));
+  json thresholds = json::array();
+  for (double p : fast_p_thresholds) thresholds.push_back(p);
+  return {{"database", database},
+          {"experiments", exps},
+          {"fast_p_thresholds", thresholds},
+          {"pass_k", pass_k_values},
+          {"definitions", metric_definitions()},
+          {"groups", out_groups}};
+}
+
+}  // namespace ptxbench::data

@@ -1,0 +1,63 @@
+"""Loads `ptxbench export --out DIR` directories with datasets.load_dataset and
+checks what a trainer relies on: the declared features, a completion that is
+one assistant message not found in its prompt, and typed provenance.
+
+usage: check_datasets.py CORRECTION_DIR PREFERENCE_DIR
+"""
+import sys
+
+import datasets
+
+
+def fail(message):
+    print(f"check_datasets: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def check_correction(path):
+    ds = datasets.load_dataset(path, split="train")
+    if len(ds) == 0:
+        fail(f"{path}: no rows")
+    if set(ds.column_names) != {"prompt", "completion", "provenance"}:
+        fail(f"{path}: columns {ds.column_names}")
+    if ds.features["provenance"]["speedup"].dtype != "float64":
+        fail(f"{path}: provenance.speedup is {ds.features['provenance']['speedup']}, not float64")
+    for i, row in enumerate(ds):
+        completion = row["completion"]
+        if len(completion) != 1 or completion[0]["role"] != "assistant":
+            fail(f"{path}: row {i}: completion is not one assistant message")
+        if row["prompt"][-1]["role"] != "user":
+            fail(f"{path}: row {i}: the prompt does not end with the feedback")
+        if any(m["content"] == completion[0]["content"] for m in row["prompt"] if m["role"] == "assistant"):
+            fail(f"{path}: row {i}: the completion repeats an attempt from the prompt")
+    print(f"check_datasets: {path}: {len(ds)} correction rows, features {ds.features['provenance']['speedup']}")
+    return ds
+
+
+def check_preference(path):
+    ds = datasets.load_dataset(path, split="train")
+    if len(ds) == 0:
+        fail(f"{path}: no rows")
+    if set(ds.column_names) != {"prompt", "chosen", "rejected", "provenance"}:
+        fail(f"{path}: columns {ds.column_names}")
+    for i, row in enumerate(ds):
+        if row["chosen"] == row["rejected"]:
+            fail(f"{path}: row {i}: chosen equals rejected")
+    print(f"check_datasets: {path}: {len(ds)} preference rows")
+    return ds
+
+
+def main():
+    if len(sys.argv) != 3:
+        fail(__doc__.strip().splitlines()[-1])
+    correction = check_correction(sys.argv[1])
+    check_preference(sys.argv[2])
+    # The card types the column, so an export whose speedups are all null (a
+    # run without a GPU) still reads as float64 and concatenates with one that has them.
+    nulls = sum(row["provenance"]["speedup"] is None for row in correction)
+    both = datasets.concatenate_datasets([correction, correction])
+    print(f"check_datasets: {nulls} of {len(correction)} speedups null; concatenated {len(both)} rows, "
+          f"speedup {both.features['provenance']['speedup']}")
+
+if __name__ == "__main__":
+    main()
