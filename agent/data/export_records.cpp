@@ -79,6 +79,8 @@ json provenance(const provenance_input& p, export_kind kind) {
       {"speedup", optional_number(quality_of(*p.fix).speedup)},
       // "model", or "mutation" for a failed attempt made by ptxbench mutate.
       {"source", t.source},
+      // Who wrote the fix (the chosen or final answer): student, teacher or reference.
+      {"author", p.fix->turn.author},
       {"operator", t.mutation_operator.empty() ? json(nullptr) : json(t.mutation_operator)},
   };
 }
@@ -133,7 +135,11 @@ void corrections(const experiment_data& d, const export_options& o, std::vector<
       json messages = system_and_task(failed.turn);
       messages.push_back(assistant(failed.turn.reply));
       messages.push_back({{"role", "user"}, {"content", feedback}});
-      messages.push_back(assistant(fix.turn.reply));
+      json fix_message = assistant(fix.turn.reply);
+      // The fix's reasoning (a teacher's rationale, or the model's own), in the
+      // field OpenAI-compatible servers and reasoning chat templates use.
+      if (!fix.turn.reasoning.empty()) fix_message["reasoning_content"] = fix.turn.reasoning;
+      messages.push_back(fix_message);
       out.push_back(make_record({&d, &t, &fix, before.verdict, failed.turn.round}, o.kind, {{"messages", messages}}));
       out.back().record.duplicate_key = root_of(failed) + "/" + root_of(fix);
     }

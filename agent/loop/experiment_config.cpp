@@ -15,7 +15,7 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   r.expect_object();
   r.reject_unknown({"name", "db", "tasks_dir", "tasks", "prompts_dir", "samples", "rounds", "concurrency", "feedback",
                     "stop", "history", "history_k", "llm", "endpoint_script", "endpoint_latency_ms", "gpu", "seeds",
-                    "time_limit_ms", "timing_budget_ms", "shard_index", "shard_count"});
+                    "time_limit_ms", "timing_budget_ms", "shard_index", "shard_count", "teacher", "coverage_target", "max_llm_calls"});
   experiment_config c;
   c.name = r.get_string("name", c.name);
   c.db = r.get_string("db", c.db);
@@ -55,6 +55,22 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   c.timing_budget_ms = r.get_number("timing_budget_ms", c.timing_budget_ms);
   c.shard_index = static_cast<int>(r.get_int("shard_index", 0));
   c.shard_count = static_cast<int>(r.get_int("shard_count", 1));
+  c.coverage_target = static_cast<int>(r.get_int("coverage_target", 0));
+  c.max_llm_calls = static_cast<int>(r.get_int("max_llm_calls", 0));
+  if (r.has("teacher")) {
+    auto t = r.at("teacher");
+    t.expect_object();
+    teacher_config tc;
+    tc.after_failures = static_cast<int>(t.get_int("after_failures", 0));
+    if (tc.after_failures < 0) t.fail_key("after_failures", "must be >= 0");
+    tc.endpoint_script = t.get_string("endpoint_script", "");
+    // The rest is an endpoint config like "llm".
+    nlohmann::json endpoint = t.json();
+    endpoint.erase("after_failures");
+    endpoint.erase("endpoint_script");
+    tc.llm = parse_provider_config(endpoint, "$.teacher");
+    c.teacher = tc;
+  }
   validate_experiment_config(c);
   return c;
 }
@@ -73,6 +89,19 @@ void validate_experiment_config(const experiment_config& c) {
   if (c.seeds.empty()) bad("seeds must not be empty");
   if (c.shard_count < 1 || c.shard_index < 0 || c.shard_index >= c.shard_count)
     bad("shard must be i/n with 0 <= i < n");
+  if (c.coverage_target < 0 || c.max_llm_calls < 0) bad("coverage_target and max_llm_calls must be >= 0");
+  // Some cells cannot fill (no GPU: runtime and later never fail), so the
+  // budget is what ends a coverage run.
+  if (c.coverage_target > 0 && c.max_llm_calls == 0) bad("coverage_target needs max_llm_calls (the LLM-call budget)");
+  if (c.coverage_target > 0 && c.shard_count > 1) bad("coverage_target does not combine with shards");
+  if (c.teacher) {
+    const auto& t = *c.teacher;
+    if (t.llm.kind == provider_kind::replay) bad("teacher.kind replay is not supported (a teacher writes new turns)");
+    if (t.llm.kind == provider_kind::embedded && t.endpoint_script.empty())
+      bad("teacher.kind is embedded but teacher.endpoint_script is not set");
+    if (t.llm.kind != provider_kind::embedded && t.llm.base_url.empty())
+      bad("teacher.base_url is required for " + std::string(to_string(t.llm.kind)));
+  }
 }
 
 experiment_config load_experiment_config(const std::string& path) {
@@ -80,7 +109,7 @@ experiment_config load_experiment_config(const std::string& path) {
 }
 
 nlohmann::json experiment_config_to_json(const experiment_config& c) {
-  return {{"name", c.name},
+  nlohmann::json j = {{"name", c.name},
           {"db", c.db},
           {"tasks_dir", c.tasks_dir},
           {"tasks", c.tasks},
@@ -100,7 +129,16 @@ nlohmann::json experiment_config_to_json(const experiment_config& c) {
           {"time_limit_ms", c.time_limit_ms},
           {"timing_budget_ms", c.timing_budget_ms},
           {"shard_index", c.shard_index},
-          {"shard_count", c.shard_count}};
+          {"shard_count", c.shard_count},
+                      {"coverage_target", c.coverage_target},
+                      {"max_llm_calls", c.max_llm_calls}};
+  if (c.teacher) {
+    nlohmann::json t = provider_config_to_json(c.teacher->llm);
+    t["after_failures"] = c.teacher->after_failures;
+    t["endpoint_script"] = c.teacher->endpoint_script;
+    j["teacher"] = t;
+  }
+  return j;
 }
 
 }  // namespace ptxbench

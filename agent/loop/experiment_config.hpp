@@ -5,6 +5,7 @@
 // secrets) with the experiment so a run can be resumed and reproduced.
 // Relative paths are relative to the working directory (the repository root).
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,17 @@ namespace ptxbench {
 
 enum class stop_policy { first_pass, all_rounds };
 enum class history_policy { all, last_k };
+
+// A second endpoint that writes repair rounds (round >= 1) once the student
+// has failed `after_failures` times (0: every repair round). Its replies are
+// judged like the student's, its reasoning stored; its turns have author
+// "teacher". Config: "teacher": {<the keys of "llm">, "after_failures": k,
+// "endpoint_script": file (kind embedded)}.
+struct teacher_config {
+  provider_config llm;
+  int after_failures = 0;
+  std::string endpoint_script;
+};
 
 struct experiment_config {
   std::string name = "demo";
@@ -41,6 +53,13 @@ struct experiment_config {
   // process runs the trajectories whose index % shard_count == shard_index.
   int shard_index = 0;
   int shard_count = 1;
+  std::optional<teacher_config> teacher;
+  // Coverage-driven collection: after the tasks x samples grid, keep adding
+  // samples of the tasks that have a task x failing-stage cell with fewer
+  // than coverage_target verified repairs (agent/loop/coverage.hpp), until
+  // every cell is filled or max_llm_calls LLM calls were made. 0: off.
+  int coverage_target = 0;
+  int max_llm_calls = 0;  // 0: no limit (required with coverage_target)
 };
 
 const char* to_string(stop_policy p);

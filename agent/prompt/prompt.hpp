@@ -27,6 +27,10 @@ class prompt_library {
   // The feedback message for `round`'s result (round is the 0-based round the
   // candidate came from). Hidden-seed figures are never quoted.
   std::string feedback(const task& t, const evaluation_result& r, int round, feedback_detail detail) const;
+  // The request to a teacher for the reasoning from a failed attempt and its
+  // feedback to the fix (template rationale.md; input_error when it is missing).
+  std::string rationale_prompt(const task& t, const std::string& attempt, const std::string& feedback,
+                               const std::string& fix) const;
 
   // Replaces {{name}} with vars[name]; throws input_error naming the template
   // and the placeholder when a name has no value.
