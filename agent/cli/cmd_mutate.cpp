@@ -7,6 +7,8 @@
 
 #include "agent/cli/commands.hpp"
 #include "agent/cli/options.hpp"
+#include "agent/endpoint/embedded_endpoint.hpp"
+#include "agent/loop/experiment_config.hpp"
 #include "agent/mutate/mutate_run.hpp"
 #include "evaluator/api/json_path.hpp"
 #include "evaluator/api/local.hpp"
@@ -62,6 +64,8 @@ int cmd_mutate(int argc, char** argv) {
     ("feedback", "feedback detail stored with the mutant: none | stage | full (default full)",
      cxxopts::value<std::string>())
     ("gpu", "GPU stages: auto | off (default auto)", cxxopts::value<std::string>())
+    ("rationale", "ask the teacher of --config for the reasoning from each kept mutant to its fix")
+    ("config", "experiment config whose \"teacher\" endpoint writes the rationales", cxxopts::value<std::string>())
     ("quiet", "no line per mutant");
   cxxopts::ParseResult args;
   int code = 0;
@@ -92,6 +96,24 @@ int cmd_mutate(int argc, char** argv) {
   auto solutions = mutate::load_solutions(load_task_dir(tasks_dir), solutions_dir,
                                           task_list ? csv(*task_list) : std::vector<std::string>{});
   if (solutions.empty()) throw input_error("no task in " + tasks_dir + " has a solution in " + solutions_dir);
+
+  std::unique_ptr<embedded_endpoint> teacher_endpoint;
+  std::unique_ptr<provider> teacher;
+  if (args.count("rationale")) {
+    auto config = option_or_env(args, "config");
+    if (!config) throw input_error("--rationale needs --config with a \"teacher\" endpoint");
+    auto cfg = load_experiment_config(*config);
+    if (!cfg.teacher) throw input_error(*config + ": no \"teacher\" endpoint for --rationale");
+    provider_config pc = cfg.teacher->llm;
+    if (pc.kind == provider_kind::embedded) {
+      teacher_endpoint = std::make_unique<embedded_endpoint>(load_endpoint_script(cfg.teacher->endpoint_script));
+      pc.base_url = teacher_endpoint->base_url();
+      if (pc.model.empty()) pc.model = "embedded-teacher";
+    }
+    teacher = make_http_provider(pc);
+    o.rationale_teacher = teacher.get();
+    o.rationale_model = pc.model;
+  }
 
   local_evaluator_options eo;
   eo.gpu_mode = gpu;

@@ -12,6 +12,7 @@
 #include "agent/cli/options.hpp"
 #include "agent/endpoint/embedded_endpoint.hpp"
 #include "agent/llm/remote_evaluator.hpp"
+#include "agent/loop/coverage.hpp"
 #include "agent/loop/orchestrator.hpp"
 #include "agent/store/store.hpp"
 #include "evaluator/api/json_path.hpp"
@@ -95,6 +96,9 @@ int cmd_run(int argc, char** argv) {
     ("evaluator-url", "judge on these evald services (comma-separated) instead of in-process",
      cxxopts::value<std::string>())
     ("shard", "run shard i/n of the task x sample grid (one database per shard)", cxxopts::value<std::string>())
+    ("coverage-target", "keep sampling tasks until each task x failing-stage cell has N verified repairs",
+     cxxopts::value<std::string>())
+    ("max-llm-calls", "LLM-call budget of this process (required with --coverage-target)", cxxopts::value<std::string>())
     ("resume", "continue the named experiment from its database")
     ("quiet", "no progress output");
   cxxopts::ParseResult args;
@@ -124,6 +128,8 @@ int cmd_run(int argc, char** argv) {
   if (auto v = option_or_env(args, "base-url")) cfg.llm.base_url = *v;
   if (auto v = option_or_env(args, "latency-ms")) cfg.endpoint_latency_ms = std::stod(*v);
   if (auto v = option_or_env(args, "evaluator-url")) cfg.evaluator_urls = split_csv(*v);
+  if (auto v = option_or_env(args, "coverage-target")) cfg.coverage_target = std::stoi(*v);
+  if (auto v = option_or_env(args, "max-llm-calls")) cfg.max_llm_calls = std::stoi(*v);
   if (auto v = option_or_env(args, "shard")) {
     auto slash = v->find('/');
     if (slash == std::string::npos) throw input_error("--shard: expected i/n, e.g. 0/8");
@@ -192,6 +198,22 @@ int cmd_run(int argc, char** argv) {
     llm = make_http_provider(cfg.llm);
   }
 
+  // The teacher endpoint, when the config has one: embedded (its own script) or HTTP.
+  std::unique_ptr<embedded_endpoint> teacher_endpoint;
+  std::unique_ptr<provider> teacher;
+  if (cfg.teacher) {
+    provider_config pc = cfg.teacher->llm;
+    if (pc.kind == provider_kind::embedded) {
+      teacher_endpoint = std::make_unique<embedded_endpoint>(load_endpoint_script(cfg.teacher->endpoint_script));
+      pc.base_url = teacher_endpoint->base_url();
+      if (pc.model.empty()) pc.model = "embedded-teacher";
+    }
+    teacher = make_http_provider(pc);
+    if (!quiet)
+      std::fprintf(stderr, "teacher %s writes repair rounds after %d student failures\n", teacher->describe().c_str(),
+                   cfg.teacher->after_failures);
+  }
+
   std::unique_ptr<evaluator> eval;
   if (cfg.evaluator_urls.empty()) {
     local_evaluator_options eo;
@@ -216,6 +238,7 @@ int cmd_run(int argc, char** argv) {
   std::signal(SIGTERM, on_signal);
   terminal_progress progress(stderr, stderr_is_tty(), quiet);
   orchestrator orch(cfg, tasks, *llm, *eval, *store, prompts, progress);
+  orch.set_teacher(teacher.get());
   auto summary = orch.run(resume);
 
   std::printf("%s", format_funnel(experiment_funnel(*store, summary.experiment_id, true),
@@ -226,6 +249,12 @@ int cmd_run(int argc, char** argv) {
               "attempts); %.1f s; database %s\n",
               cfg.name.c_str(), summary.trajectories, summary.completed, summary.passed, summary.incomplete,
               summary.turns_requested, summary.llm_failures, summary.wall_s, cfg.db.c_str());
+  if (cfg.coverage_target > 0) {
+    std::printf("%s", format_repair_coverage(count_repairs(*store, summary.experiment_id, tasks), cfg.coverage_target)
+                          .c_str());
+    std::printf("coverage: %d extra waves of samples; %d trajectories stopped by the LLM-call budget (%d calls)\n",
+                summary.coverage_waves, summary.budget_stopped, cfg.max_llm_calls);
+  }
   if (orchestrator::stop_requested()) {
     std::printf("interrupted: continue with `ptxbench run --config %s --name %s --db %s --resume`\n",
                 config_path.c_str(), cfg.name.c_str(), cfg.db.c_str());

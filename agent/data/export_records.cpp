@@ -88,6 +88,8 @@ json provenance(const provenance_input& p, const export_options& o) {
       {"speedup", optional_number(quality_of(*p.fix).speedup)},
       // "model", or "mutation" for a failed attempt made by ptxbench mutate.
       {"source", t.source},
+      // Who wrote the fix (the chosen or final answer): student, teacher or reference.
+      {"author", p.fix->turn.author},
       {"operator", t.mutation_operator.empty() ? json(nullptr) : json(t.mutation_operator)},
   };
   add_run_settings(out, e, p.fix->turn, o);

@@ -16,7 +16,8 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   r.expect_object();
   r.reject_unknown({"name", "db", "tasks_dir", "tasks", "prompts_dir", "samples", "rounds", "concurrency", "feedback",
                      "stop", "history", "history_k", "max_context_tokens", "llm", "endpoint_script", "endpoint_latency_ms", "gpu", "seeds",
-                     "time_limit_ms", "timing_budget_ms", "shard_index", "shard_count", "evaluator"});
+                     "time_limit_ms", "timing_budget_ms", "shard_index", "shard_count", "evaluator", "teacher",
+                     "coverage_target", "max_llm_calls"});
   experiment_config c;
   c.name = r.get_string("name", c.name);
   c.db = r.get_string("db", c.db);
@@ -70,6 +71,22 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
     }
     c.evaluator_token_env = e.get_string("token_env", "");
   }
+  c.coverage_target = static_cast<int>(r.get_int("coverage_target", 0));
+  c.max_llm_calls = static_cast<int>(r.get_int("max_llm_calls", 0));
+  if (r.has("teacher")) {
+    auto t = r.at("teacher");
+    t.expect_object();
+    teacher_config tc;
+    tc.after_failures = static_cast<int>(t.get_int("after_failures", 0));
+    if (tc.after_failures < 0) t.fail_key("after_failures", "must be >= 0");
+    tc.endpoint_script = t.get_string("endpoint_script", "");
+    // The rest is an endpoint config like "llm".
+    nlohmann::json endpoint = t.json();
+    endpoint.erase("after_failures");
+    endpoint.erase("endpoint_script");
+    tc.llm = parse_provider_config(endpoint, "$.teacher");
+    c.teacher = tc;
+  }
   validate_experiment_config(c);
   return c;
 }
@@ -91,6 +108,19 @@ void validate_experiment_config(const experiment_config& c) {
     bad("max_context_tokens must be larger than llm.max_tokens (the reply needs room in the context)");
   if (c.shard_count < 1 || c.shard_index < 0 || c.shard_index >= c.shard_count)
     bad("shard must be i/n with 0 <= i < n");
+  if (c.coverage_target < 0 || c.max_llm_calls < 0) bad("coverage_target and max_llm_calls must be >= 0");
+  // Some cells cannot fill (no GPU: runtime and later never fail), so the
+  // budget is what ends a coverage run.
+  if (c.coverage_target > 0 && c.max_llm_calls == 0) bad("coverage_target needs max_llm_calls (the LLM-call budget)");
+  if (c.coverage_target > 0 && c.shard_count > 1) bad("coverage_target does not combine with shards");
+  if (c.teacher) {
+    const auto& t = *c.teacher;
+    if (t.llm.kind == provider_kind::replay) bad("teacher.kind replay is not supported (a teacher writes new turns)");
+    if (t.llm.kind == provider_kind::embedded && t.endpoint_script.empty())
+      bad("teacher.kind is embedded but teacher.endpoint_script is not set");
+    if (t.llm.kind != provider_kind::embedded && t.llm.base_url.empty())
+      bad("teacher.base_url is required for " + std::string(to_string(t.llm.kind)));
+  }
 }
 
 namespace {
@@ -132,7 +162,7 @@ void check_config_paths(const experiment_config& c) {
 }
 
 nlohmann::json experiment_config_to_json(const experiment_config& c) {
-  return {{"name", c.name},
+  nlohmann::json j = {{"name", c.name},
           {"db", c.db},
           {"tasks_dir", c.tasks_dir},
           {"tasks", c.tasks},
@@ -154,7 +184,16 @@ nlohmann::json experiment_config_to_json(const experiment_config& c) {
           {"timing_budget_ms", c.timing_budget_ms},
           {"shard_index", c.shard_index},
           {"shard_count", c.shard_count},
-          {"evaluator", {{"url", c.evaluator_urls}, {"token_env", c.evaluator_token_env}}}};
+           {"evaluator", {{"url", c.evaluator_urls}, {"token_env", c.evaluator_token_env}}},
+           {"coverage_target", c.coverage_target},
+           {"max_llm_calls", c.max_llm_calls}};
+  if (c.teacher) {
+    nlohmann::json t = provider_config_to_json(c.teacher->llm);
+    t["after_failures"] = c.teacher->after_failures;
+    t["endpoint_script"] = c.teacher->endpoint_script;
+    j["teacher"] = t;
+  }
+  return j;
 }
 
 }  // namespace ptxbench

@@ -6,6 +6,7 @@
 // Relative paths written in a config file are relative to that file's folder;
 // defaults and command-line values are relative to the working directory.
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,17 @@ namespace ptxbench {
 
 enum class stop_policy { first_pass, all_rounds };
 enum class history_policy { all, last_k };
+
+// A second endpoint that writes repair rounds (round >= 1) once the student
+// has failed `after_failures` times (0: every repair round). Its replies are
+// judged like the student's, its reasoning stored; its turns have author
+// "teacher". Config: "teacher": {<the keys of "llm">, "after_failures": k,
+// "endpoint_script": file (kind embedded)}.
+struct teacher_config {
+  provider_config llm;
+  int after_failures = 0;
+  std::string endpoint_script;
+};
 
 struct experiment_config {
   std::string name = "demo";
@@ -50,6 +62,13 @@ struct experiment_config {
   // candidates are judged by these `ptxbench evald` services instead of in-process.
   std::vector<std::string> evaluator_urls;
   std::string evaluator_token_env;  // the variable holding their bearer token (the token is never stored)
+  std::optional<teacher_config> teacher;
+  // Coverage-driven collection: after the tasks x samples grid, keep adding
+  // samples of the tasks that have a task x failing-stage cell with fewer
+  // than coverage_target verified repairs (agent/loop/coverage.hpp), until
+  // every cell is filled or max_llm_calls LLM calls were made. 0: off.
+  int coverage_target = 0;
+  int max_llm_calls = 0;  // 0: no limit (required with coverage_target)
 };
 
 const char* to_string(stop_policy p);

@@ -1,10 +1,14 @@
 #include "agent/loop/orchestrator.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
-#include "agent/loop/writer_lease.hpp"
 #include "agent/loop/context_budget.hpp"
+#include "agent/loop/coverage.hpp"
+#include "agent/loop/writer_lease.hpp"
 #include "evaluator/api/candidate.hpp"
 #include "evaluator/api/json_path.hpp"
 
@@ -111,6 +115,7 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
   std::vector<std::pair<std::string, std::string>> history;  // (reply, feedback it got)
   std::optional<evaluation_result> best;
   int rounds_done = 0;
+  int student_failures = 0;  // rounds the student wrote that did not pass
   int round = 0;
   try {
     for (; round < m_config.rounds; ++round) {
@@ -120,28 +125,35 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
       std::string finish_reason;
       std::string reply_error;  // the reply parser failed on this reply
       std::optional<evaluation_result> result;
+      std::string author = "student";
       if (round < static_cast<int>(stored.size())) {
         const auto& tv = stored[round];
         reply = tv.turn.reply;
+        author = tv.turn.author;
         finish_reason = tv.turn.finish_reason;
         if (tv.candidate) cand = *tv.candidate;
         if (tv.evaluation) result = evaluation_result_from_json(tv.evaluation->result);
       } else {
         auto messages = build_messages(t, history);
         completion_request req{messages, {t.id, sample, round}};
-        auto outcome = m_llm.complete(req);
-        if (!outcome.ok && !outcome.cancelled && is_context_length_error(outcome)) {
+        const bool by_teacher = m_teacher && m_config.teacher && round >= 1 &&
+                                student_failures >= m_config.teacher->after_failures;
+        if (by_teacher) author = "teacher";
+        provider& writer = by_teacher ? *m_teacher : m_llm;
+        if (!reserve_llm_call(summary)) {
+          out.budget_stopped = true;
+          break;  // what was judged so far is this trajectory's result
+        }
+        auto outcome = writer.complete(req);
+        if (!outcome.ok && !outcome.cancelled && is_context_length_error(outcome) && reserve_llm_call(summary)) {
           // Once, with the history cut to half its estimate, instead of ending the trajectory.
           messages = fit_context(messages, estimate_tokens(messages) / 2);
-          auto retry = m_llm.complete({messages, {t.id, sample, round}});
-          std::lock_guard<std::mutex> lock(m_summary_mutex);
-          ++summary.turns_requested;
+          auto retry = writer.complete({messages, {t.id, sample, round}});
           retry.failures.insert(retry.failures.begin(), outcome.failures.begin(), outcome.failures.end());
           outcome = std::move(retry);
         }
         {
           std::lock_guard<std::mutex> lock(m_summary_mutex);
-          ++summary.turns_requested;
           summary.llm_failures += static_cast<int>(outcome.failures.size());
         }
         for (size_t i = 0; i < outcome.failures.size(); ++i) {
@@ -174,7 +186,10 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
         turn.reply = reply;
         turn.reasoning = outcome.result.reasoning;
         turn.finish_reason = outcome.result.finish_reason;
-        turn.model = outcome.result.model.empty() ? m_config.llm.model : outcome.result.model;
+        turn.model = !outcome.result.model.empty() ? outcome.result.model
+                     : by_teacher                  ? m_config.teacher->llm.model
+                                                   : m_config.llm.model;
+        turn.author = author;
         turn.prompt_tokens = outcome.result.prompt_tokens;
         turn.completion_tokens = outcome.result.completion_tokens;
         turn.reasoning_tokens = outcome.result.reasoning_tokens;
@@ -195,6 +210,7 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
         m_progress.on_turn(t.id, sample, round, verdict_name(*result), result->headline);
       }
       rounds_done = round + 1;
+      if (author == "student" && !result->passed) ++student_failures;
       if (!best || better(*result, *best)) best = *result;
       std::string feedback = m_prompts.feedback(t, *result, round, m_config.feedback);
       if (cut_by_token_limit(finish_reason)) feedback = m_prompts.cut_off_note(m_config.llm.max_tokens) + feedback;
@@ -213,6 +229,7 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
     out.completed = true;
     return out;
   }
+  if (rounds_done == 0) return out;  // budget spent before its first call: left pending
   m_store.finish_trajectory(traj_id, best ? verdict_name(*best) : "", best && best->passed, rounds_done);
   out.completed = true;
   out.passed = best && best->passed;
@@ -249,10 +266,6 @@ run_summary orchestrator::run(bool resume) {
   }
   summary.experiment_id = exp_id;
 
-  struct job {
-    const task* t;
-    int sample;
-  };
   std::vector<job> jobs;
   size_t index = 0;
   for (const auto& t : m_tasks)
@@ -263,7 +276,46 @@ run_summary orchestrator::run(bool resume) {
   for (const auto& tr : m_store.trajectories(exp_id))
     if (tr.status == "done") ++already;
   m_progress.on_start(summary.trajectories, already);
+  run_jobs(exp_id, jobs, summary);
+  if (m_config.coverage_target > 0) fill_coverage(exp_id, summary);
+  m_progress.on_finish();
+  // A process whose lease was taken over leaves the status to the new holder.
+  if (!lease->lost())
+    m_store.set_experiment_status(exp_id, summary.incomplete == 0 && !stop_requested() ? "done" : "interrupted");
+  summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return summary;
+}
 
+bool orchestrator::reserve_llm_call(run_summary& summary) {
+  std::lock_guard<std::mutex> lock(m_summary_mutex);
+  if (m_config.max_llm_calls > 0 && summary.turns_requested >= m_config.max_llm_calls) return false;
+  ++summary.turns_requested;
+  return true;
+}
+
+void orchestrator::fill_coverage(int64_t exp_id, run_summary& summary) {
+  std::map<std::string, int> next_sample;
+  for (const auto& tr : m_store.trajectories(exp_id))
+    next_sample[tr.task_id] = std::max(next_sample[tr.task_id], tr.sample + 1);
+  for (;;) {
+    if (stop_requested()) return;
+    {
+      std::lock_guard<std::mutex> lock(m_summary_mutex);
+      if (summary.turns_requested >= m_config.max_llm_calls) return;
+    }
+    auto unfilled = unfilled_tasks(count_repairs(m_store, exp_id, m_tasks), m_tasks, m_config.coverage_target);
+    if (unfilled.empty()) return;
+    // One new sample per task with an unfilled cell, as many in flight as
+    // the concurrency allows.
+    std::vector<job> wave;
+    for (const task* t : unfilled) wave.push_back({t, next_sample[t->id]++});
+    summary.trajectories += static_cast<int>(wave.size());
+    ++summary.coverage_waves;
+    run_jobs(exp_id, wave, summary);
+  }
+}
+
+void orchestrator::run_jobs(int64_t exp_id, const std::vector<job>& jobs, run_summary& summary) {
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (;;) {
@@ -280,8 +332,9 @@ run_summary orchestrator::run(bool resume) {
       }
       {
         std::lock_guard<std::mutex> lock(m_summary_mutex);
+        if (o.budget_stopped) ++summary.budget_stopped;
         if (o.completed) ++summary.completed;
-        else ++summary.incomplete;
+        else if (!o.budget_stopped) ++summary.incomplete;
         if (o.passed) ++summary.passed;
       }
       m_progress.on_trajectory_done(o.passed, o.completed);
@@ -291,12 +344,6 @@ run_summary orchestrator::run(bool resume) {
   std::vector<std::thread> threads;
   for (int i = 0; i < n; ++i) threads.emplace_back(worker);
   for (auto& th : threads) th.join();
-  m_progress.on_finish();
-  // A process whose lease was taken over leaves the status to the new holder.
-  if (!lease->lost())
-    m_store.set_experiment_status(exp_id, summary.incomplete == 0 && !stop_requested() ? "done" : "interrupted");
-  summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return summary;
 }
 
 }  // namespace ptxbench

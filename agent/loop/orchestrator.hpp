@@ -40,6 +40,8 @@ struct run_summary {
   int incomplete = 0;     // stopped by an LLM failure or interruption; resumable
   int turns_requested = 0;  // LLM calls made by this process
   int llm_failures = 0;
+  int budget_stopped = 0;   // trajectories not started or cut short because max_llm_calls was spent
+  int coverage_waves = 0;   // rounds of extra samples added for coverage
   double wall_s = 0.0;
 };
 
@@ -53,6 +55,10 @@ class orchestrator {
   // resume is true and it does not exist.
   run_summary run(bool resume);
 
+  // The endpoint that writes repair rounds per config.teacher (nullptr, the
+  // default: the student writes every round). Must outlive run().
+  void set_teacher(provider* teacher) { m_teacher = teacher; }
+
   // Asks running trajectories to stop after their current step (signal handlers).
   static void request_stop();
   static bool stop_requested();
@@ -64,7 +70,17 @@ class orchestrator {
   struct trajectory_outcome {
     bool completed = false;
     bool passed = false;
+    bool budget_stopped = false;
   };
+  struct job {
+    const task* t;
+    int sample;
+  };
+  void run_jobs(int64_t experiment_id, const std::vector<job>& jobs, run_summary& summary);
+  // Counts one LLM call against max_llm_calls; false when the budget is spent.
+  bool reserve_llm_call(run_summary& summary);
+  // Extra samples until every task x failing-stage cell holds coverage_target repairs.
+  void fill_coverage(int64_t experiment_id, run_summary& summary);
   trajectory_outcome run_trajectory(int64_t experiment_id, const task& t, int sample, run_summary& summary);
   std::vector<chat_message> build_messages(const task& t, const std::vector<std::pair<std::string, std::string>>& history) const;
   evaluation_result judge(const task& t, const candidate_row& c);
@@ -77,6 +93,7 @@ class orchestrator {
   experiment_config m_config;
   std::vector<task> m_tasks;
   provider& m_llm;
+  provider* m_teacher = nullptr;
   evaluator& m_eval;
   run_store& m_store;
   const prompt_library& m_prompts;

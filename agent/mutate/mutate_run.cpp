@@ -66,8 +66,10 @@ json message(const std::string& role, const std::string& content) { return {{"ro
 
 int64_t record_round(run_store& store, int64_t trajectory, int round, const json& messages, const std::string& feedback,
                      const std::string& reply, const std::string& model, const evaluation_result& r,
-                     const mutate_options& o) {
+                     const mutate_options& o, const std::string& author, const std::string& reasoning = "") {
   turn_row turn;
+  turn.author = author;
+  turn.reasoning = reasoning;
   turn.trajectory_id = trajectory;
   turn.round = round;
   turn.messages = messages;
@@ -83,20 +85,47 @@ int64_t record_round(run_store& store, int64_t trajectory, int round, const json
   return turn_id;
 }
 
+// The teacher's reasoning from the mutant to the fix; "" when the call gave
+// up (its failures are stored against the trajectory).
+std::string ask_rationale(run_store& store, int64_t traj, const task& t, int sample, const std::string& attempt,
+                          const std::string& feedback, const std::string& fix, const prompt_library& prompts,
+                          const mutate_options& o, mutate_summary& summary) {
+  completion_request req{{{"user", prompts.rationale_prompt(t, attempt, feedback, fix)}}, {t.id, sample, 1}};
+  auto outcome = o.rationale_teacher->complete(req);
+  for (size_t i = 0; i < outcome.failures.size(); ++i) {
+    const auto& f = outcome.failures[i];
+    store.record_llm_failure({0, traj, 1, f.attempt, f.http_status, f.cause, f.elapsed_ms,
+                              !outcome.ok && i + 1 == outcome.failures.size(), ""});
+  }
+  if (!outcome.ok) {
+    ++summary.rationale_failures;
+    return "";
+  }
+  ++summary.rationales;
+  return outcome.result.text;
+}
+
 // Stores one kept mutant as a two-round trajectory.
 void store_kept(run_store& store, int64_t experiment_id, const task_solution& ts, int sample, const std::string& op,
                 const std::string& mutant_reply, const evaluation_result& mutant_result,
-                const evaluation_result& solution_result, const prompt_library& prompts, const mutate_options& o) {
+                const evaluation_result& solution_result, const prompt_library& prompts, const mutate_options& o,
+                mutate_summary& summary) {
   const int64_t traj = store.ensure_trajectory(experiment_id, ts.t.id, ts.t.family, sample);
   store.set_trajectory_provenance(traj, "mutation", op);
   json prompt = json::array({message("system", prompts.system_prompt(ts.t)), message("user", prompts.task_prompt(ts.t))});
-  record_round(store, traj, 0, prompt, "", mutant_reply, "mutation:" + op, mutant_result, o);
+  record_round(store, traj, 0, prompt, "", mutant_reply, "mutation:" + op, mutant_result, o, "mutation");
   const std::string feedback = prompts.feedback(ts.t, mutant_result, 0, o.feedback);
   json repair = prompt;
   repair.push_back(message("assistant", mutant_reply));
   repair.push_back(message("user", feedback));
-  record_round(store, traj, 1, repair, feedback, render_reply(ts.s.ptx, ts.s.manifest_text, true), "reference",
-               solution_result, o);
+  const std::string fix = render_reply(ts.s.ptx, ts.s.manifest_text, true);
+  std::string reasoning;
+  if (o.rationale_teacher)
+    reasoning = ask_rationale(store, traj, ts.t, sample, mutant_reply, feedback, fix, prompts, o, summary);
+  // The reply is the reference solution whoever wrote the reasoning.
+  record_round(store, traj, 1, repair, feedback, fix,
+               reasoning.empty() ? "reference" : "reference, rationale by " + o.rationale_model, solution_result, o,
+               "reference", reasoning);
   store.finish_trajectory(traj, verdict_of(solution_result), solution_result.passed, 2);
 }
 
@@ -223,7 +252,7 @@ mutate_summary run_mutation(const std::vector<task_solution>& solutions, evaluat
         ++judged;
         mutant_record rec{ts.t.id, op->name, op->target, m->change, classify(r, op->target), verdict_of(r), r.headline};
         if (rec.outcome == mutant_outcome::kept)
-          store_kept(store, summary.experiment_id, ts, sample++, op->name, reply, r, reference, prompts, o);
+          store_kept(store, summary.experiment_id, ts, sample++, op->name, reply, r, reference, prompts, o, summary);
         if (progress) progress(rec);
         summary.mutants.push_back(std::move(rec));
         ++k;
@@ -280,6 +309,9 @@ std::string format_mutation_table(const mutate_summary& s) {
     out += "not_run: the stage the operator aims at was not judged here (no GPU or another architecture); "
            "such mutants are not kept as verified\n";
   for (const auto& t : s.skipped_tasks) out += "skipped (reference solution failed here): " + t + "\n";
+  if (s.rationales + s.rationale_failures > 0)
+    out += "rationales: " + std::to_string(s.rationales) + " written by the teacher, " +
+           std::to_string(s.rationale_failures) + " calls failed\n";
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/llm/provider.hpp"
 #include "agent/mutate/mutation.hpp"
 #include "agent/prompt/prompt.hpp"
 #include "agent/store/store.hpp"
@@ -36,6 +37,10 @@ struct mutate_options {
   std::string experiment_name;         // the experiment the kept mutants go to
   bool run_gpu = true;                 // false: format, compile and static checks only
   feedback_detail feedback = feedback_detail::full;
+  // Rationale mode: this endpoint is shown each kept mutant, its feedback and
+  // the fix, and its answer is stored as the fix's reasoning (nullptr: none).
+  provider* rationale_teacher = nullptr;
+  std::string rationale_model;  // stored with the fix when the server names none
 };
 
 // What the evaluator made of one mutant.
@@ -64,6 +69,8 @@ struct mutate_summary {
   std::vector<std::pair<std::string, std::string>> not_applicable;  // (task, operator)
   std::vector<std::string> skipped_tasks;  // the reference solution itself failed a stage: "task: headline"
   double judge_s = 0.0;                    // time spent judging mutants
+  int rationales = 0;                      // kept mutants whose fix got a teacher's reasoning
+  int rationale_failures = 0;              // teacher calls that gave up (the fix is stored without one)
   std::string gpu;
   int kept() const;
 };

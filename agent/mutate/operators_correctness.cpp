@@ -1,5 +1,8 @@
 // Operators aimed at correctness: kernels that run to completion and write
 // wrong numbers. Without a GPU they are judged on the static stages only.
+#include <algorithm>
+#include <map>
+
 #include "agent/mutate/mutation.hpp"
 #include "agent/mutate/ptx_edit.hpp"
 
@@ -54,7 +57,7 @@ std::optional<mutant> descriptor_swizzle(const task&, const solution& s, std::mt
                 std::to_string(changed) + " wgmma descriptors: swizzle " + k_names[mode] + " -> " + k_names[wrong]};
 }
 
-std::optional<mutant> wrong_scale(const task& t, const solution& s, std::mt19937_64& rng) {
+std::optional<mutant> wrong_scale(const task&, const solution& s, std::mt19937_64& rng) {
   auto m = parse_manifest_json(s.manifest_text);
   if (!m) return std::nullopt;
   std::vector<std::string> params;  // PTX names of the scalar "scale" parameters
@@ -64,7 +67,6 @@ std::optional<mutant> wrong_scale(const task& t, const solution& s, std::mt19937
       if (l["params"][i].is_object() && l["params"][i].value("scalar", "") == "scale")
         params.push_back(l["kernel"].get<std::string>() + "_param_" + std::to_string(i));
   }
-  (void)t;
   auto lines = split_lines(s.ptx);
   std::vector<std::pair<size_t, std::string>> loads;  // (line, register)
   for (const auto& p : params) {

@@ -38,6 +38,14 @@ prompt_library::prompt_library(const std::filesystem::path& dir) : m_dir(dir) {
 
 const std::string& prompt_library::get(const std::string& name) const { return m_templates.at(name); }
 
+std::string prompt_library::rationale_prompt(const task& t, const std::string& attempt, const std::string& feedback,
+                                             const std::string& fix) const {
+  auto it = m_templates.find("rationale");
+  if (it == m_templates.end()) throw input_error(m_dir.string() + ": missing prompt template rationale.md");
+  return render("rationale", it->second,
+                {{"task_id", t.id}, {"arch", t.arch}, {"attempt", attempt}, {"feedback", feedback}, {"fix", fix}});
+}
+
 std::string prompt_library::render(const std::string& name, const std::string& text,
                                    const std::map<std::string, std::string>& vars) {
   std::string out;

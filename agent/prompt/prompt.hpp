@@ -33,6 +33,10 @@ class prompt_library {
   // Put before the feedback of a reply cut off by the token limit
   // (finish_reason length / max_tokens): says so plainly.
   std::string cut_off_note(int max_tokens) const;
+  // The request to a teacher for the reasoning from a failed attempt and its
+  // feedback to the fix (template rationale.md; input_error when it is missing).
+  std::string rationale_prompt(const task& t, const std::string& attempt, const std::string& feedback,
+                               const std::string& fix) const;
 
   // Replaces {{name}} with vars[name]; throws input_error naming the template
   // and the placeholder when a name has no value.

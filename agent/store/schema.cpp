@@ -130,6 +130,8 @@ const std::vector<added_column> k_added_columns = {
     // earliest candidate of the same task that has it.
     {"candidates", "normalised_hash", "TEXT NOT NULL DEFAULT ''"},
     {"candidates", "duplicate_of", "INTEGER"},
+    // Teacher endpoints: who wrote a turn's reply.
+    {"turns", "author", "TEXT NOT NULL DEFAULT 'student'"},
 };
 
 // Tables added after the first release: CREATE TABLE IF NOT EXISTS statements.

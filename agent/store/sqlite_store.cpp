@@ -133,8 +133,8 @@ int64_t sqlite_store::record_turn(const turn_row& turn, const candidate_row& can
   {
     statement insert = m_db.query(
         "INSERT INTO turns (trajectory_id, round, messages, feedback, feedback_detail, reply, reasoning,"
-        " finish_reason, model, prompt_tokens, completion_tokens, reasoning_tokens, latency_ms, created_at)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+        " finish_reason, model, prompt_tokens, completion_tokens, reasoning_tokens, latency_ms, created_at, author)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
     insert.bind(1, turn.trajectory_id);
     insert.bind(2, turn.round);
     insert.bind(3, json_text(turn.messages));
@@ -149,6 +149,7 @@ int64_t sqlite_store::record_turn(const turn_row& turn, const candidate_row& can
     insert.bind(12, turn.reasoning_tokens);
     insert.bind(13, turn.latency_ms);
     insert.bind(14, or_now(turn.created_at));
+    insert.bind(15, turn.author);
     insert.run();
   }
   const int64_t turn_id = m_db.last_insert_id();

@@ -70,6 +70,10 @@ struct turn_row {
   int reasoning_tokens = 0;
   double latency_ms = 0.0;
   std::string created_at;
+  // Who wrote the reply: "student" (the model under test), "teacher" (the
+  // config's teacher endpoint) or "reference" (a verified solution, in
+  // mutation trajectories).
+  std::string author = "student";
 };
 
 struct candidate_row {

@@ -73,6 +73,7 @@ turn_row read_turn(const connection& db, const statement& s, int first) {
   t.reasoning_tokens = s.int_at(first + 12);
   t.latency_ms = s.double_at(first + 13);
   t.created_at = s.text_at(first + 14);
+  t.author = s.text_at(first + 15);
   return t;
 }
 

@@ -16,7 +16,7 @@ namespace ptxbench::store_detail {
 #define PTXBENCH_TURN_COLUMNS                                                                \
   "t.id, t.trajectory_id, t.round, t.messages, t.feedback, t.feedback_detail, t.reply, "    \
   "t.reasoning, t.finish_reason, t.model, t.prompt_tokens, t.completion_tokens, "           \
-  "t.reasoning_tokens, t.latency_ms, t.created_at"
+  "t.reasoning_tokens, t.latency_ms, t.created_at, t.author"
 #define PTXBENCH_CANDIDATE_COLUMNS \
   "c.id, c.turn_id, c.ptx, c.manifest, c.format_problem, c.normalised_hash, c.duplicate_of"
 #define PTXBENCH_EVALUATION_COLUMNS                                                          \
@@ -27,7 +27,7 @@ namespace ptxbench::store_detail {
   "f.final, f.created_at"
 
 // Column counts of the lists above, to find where the next table's columns start.
-constexpr int k_turn_column_count = 15;
+constexpr int k_turn_column_count = 16;
 constexpr int k_candidate_column_count = 7;
 
 experiment_row read_experiment(const connection& db, const statement& s, int first = 0);
