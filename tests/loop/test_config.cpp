@@ -97,7 +97,7 @@ TEST_CASE("progress shows elapsed time and rate and ETA from the trajectories fi
     p.on_start(4, 2);  // a resume: two were done before, they add nothing to the rate
     p.on_trajectory_started();
     now = 110.0;
-    p.on_trajectory_done(true);
+    p.on_trajectory_done(true, true);
     now = 120.0;
     p.on_turn("t", 0, 1, "passed", "");
     p.on_finish();
