@@ -50,6 +50,13 @@ const char* to_string(history_policy p);
 experiment_config parse_experiment_config(const nlohmann::json& j, const std::string& source = "");
 experiment_config load_experiment_config(const std::string& path);
 nlohmann::json experiment_config_to_json(const experiment_config& c);
+// Upper bounds of the counts (the lower bound is 1): far above any real
+// experiment, low enough that the task x sample grid fits in memory.
+inline constexpr int k_max_samples = 100000;
+inline constexpr int k_max_rounds = 1000;
+inline constexpr int k_max_concurrency = 1024;
+inline constexpr int k_max_shards = 100000;
+
 // Checks cross-field rules (samples >= 1, rounds >= 1, script for embedded...). Throws input_error.
 void validate_experiment_config(const experiment_config& c);
 
