@@ -13,6 +13,7 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTXBENCH_BUILD_GPU=
 cmake --build build-asan -j2 --target $targets
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export LSAN_OPTIONS="suppressions=$PWD/.ci/lsan.supp"
 # Each test executable runs whole (doctest): they hold only unit cases, GPU
 # cases live in executables of their own that are not built here.
 status=0
