@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 
 #include "agent/cli/commands.hpp"
 #include "agent/cli/options.hpp"
@@ -37,20 +38,12 @@ data::export_options read_options(const cxxopts::ParseResult& args) {
   if (auto s = option_or_env(args, "failing-stage")) o.filter.failing_stage = data::parse_verdict_rank(*s);
   if (auto s = option_or_env(args, "min-fix-stage")) o.filter.min_fix_stage = data::parse_verdict_rank(*s);
   if (auto s = option_or_env(args, "min-speedup")) {
-    try {
-      o.filter.min_speedup = std::stod(*s);
-    } catch (const std::exception&) {
-      throw input_error("--min-speedup: not a number: '" + *s + "'");
-    }
+    o.filter.min_speedup = number_option("min-speedup", *s);
   }
   o.balance = flag_or_env(args, "balance");
   o.keep_duplicates = flag_or_env(args, "keep-duplicates");
   if (auto s = option_or_env(args, "per-cell")) {
-    try {
-      o.per_cell = std::stoi(*s);
-    } catch (const std::exception&) {
-      throw input_error("--per-cell: not an integer: '" + *s + "'");
-    }
+    o.per_cell = int_option("per-cell", *s, 0, std::numeric_limits<int>::max());
     o.balance = true;
   }
   return o;

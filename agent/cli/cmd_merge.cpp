@@ -63,8 +63,20 @@ int cmd_merge(int argc, char** argv) {
   }
   merge_options options;
   if (args.count("experiment")) options.experiments = args["experiment"].as<std::vector<std::string>>();
-  auto out = run_store::open(*out_path);
-  const merge_result result = merge_run_databases(inputs, *out, options);
+  std::error_code ec;
+  const bool out_existed = std::filesystem::exists(*out_path, ec);
+  merge_result result;
+  try {
+    auto out = run_store::open(*out_path);
+    result = merge_run_databases(inputs, *out, options);
+  } catch (...) {
+    // A merge that failed (an input that is no database, overlapping shards)
+    // must not leave a new, empty output database behind. An output that
+    // existed keeps what it had: the merge writes in one transaction.
+    if (!out_existed)
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(*out_path + suffix, ec);
+    throw;
+  }
   print_summary(result, *out_path);
   return exit_code::ok;
 }

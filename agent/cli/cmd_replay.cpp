@@ -45,11 +45,7 @@ int cmd_replay(int argc, char** argv) {
   std::string gpu = option_or_env(args, "gpu").value_or("auto");
   if (gpu != "auto" && gpu != "off") throw input_error("--gpu must be auto or off");
   options.run_gpu = gpu == "auto";
-  try {
-    options.jobs = std::stoi(option_or_env(args, "jobs").value_or("4"));
-  } catch (const std::exception&) {
-    throw input_error("--jobs must be an integer");
-  }
+  options.jobs = int_option("jobs", option_or_env(args, "jobs").value_or("4"), 1, 1024);
   if (options.jobs < 1) throw input_error("--jobs must be at least 1");
 
   std::map<std::string, task> tasks;

@@ -109,9 +109,10 @@ int cmd_run(int argc, char** argv) {
   if (auto v = option_or_env(args, "name")) cfg.name = *v;
   if (auto v = option_or_env(args, "db")) cfg.db = *v;
   if (auto v = option_or_env(args, "tasks")) cfg.tasks = split_csv(*v);
-  if (auto v = option_or_env(args, "samples")) cfg.samples = std::stoi(*v);
-  if (auto v = option_or_env(args, "rounds")) cfg.rounds = std::stoi(*v);
-  if (auto v = option_or_env(args, "concurrency")) cfg.concurrency = std::stoi(*v);
+  if (auto v = option_or_env(args, "samples")) cfg.samples = int_option("samples", *v, 1, k_max_samples);
+  if (auto v = option_or_env(args, "rounds")) cfg.rounds = int_option("rounds", *v, 1, k_max_rounds);
+  if (auto v = option_or_env(args, "concurrency"))
+    cfg.concurrency = int_option("concurrency", *v, 1, k_max_concurrency);
   if (auto v = option_or_env(args, "feedback")) cfg.feedback = parse_feedback_detail(*v);
   if (auto v = option_or_env(args, "stop")) {
     if (*v != "first_pass" && *v != "all_rounds") throw input_error("--stop: expected first_pass or all_rounds");
@@ -121,26 +122,28 @@ int cmd_run(int argc, char** argv) {
     if (*v != "all" && *v != "last_k") throw input_error("--history: expected all or last_k");
     cfg.history = *v == "all" ? history_policy::all : history_policy::last_k;
   }
-  if (auto v = option_or_env(args, "history-k")) cfg.history_k = std::stoi(*v);
-  if (auto v = option_or_env(args, "max-context-tokens")) cfg.max_context_tokens = std::stoi(*v);
+  if (auto v = option_or_env(args, "history-k")) cfg.history_k = int_option("history-k", *v, 0, k_max_rounds);
+  if (auto v = option_or_env(args, "max-context-tokens"))
+    cfg.max_context_tokens = int_option("max-context-tokens", *v, 0, 100000000);
   if (auto v = option_or_env(args, "gpu")) cfg.gpu = *v;
   if (auto v = option_or_env(args, "model")) cfg.llm.model = *v;
   if (auto v = option_or_env(args, "base-url")) cfg.llm.base_url = *v;
-  if (auto v = option_or_env(args, "latency-ms")) cfg.endpoint_latency_ms = std::stod(*v);
+  if (auto v = option_or_env(args, "latency-ms")) cfg.endpoint_latency_ms = number_option("latency-ms", *v);
   if (auto v = option_or_env(args, "evaluator-url")) cfg.evaluator_urls = split_csv(*v);
-  if (auto v = option_or_env(args, "coverage-target")) cfg.coverage_target = std::stoi(*v);
-  if (auto v = option_or_env(args, "max-llm-calls")) cfg.max_llm_calls = std::stoi(*v);
+  if (auto v = option_or_env(args, "coverage-target")) cfg.coverage_target = int_option("coverage-target", *v, 0, 1000000);
+  if (auto v = option_or_env(args, "max-llm-calls")) cfg.max_llm_calls = int_option("max-llm-calls", *v, 0, 1000000000);
   if (auto v = option_or_env(args, "shard")) {
     auto slash = v->find('/');
     if (slash == std::string::npos) throw input_error("--shard: expected i/n, e.g. 0/8");
-    cfg.shard_index = std::stoi(v->substr(0, slash));
-    cfg.shard_count = std::stoi(v->substr(slash + 1));
+    cfg.shard_index = int_option("shard", v->substr(0, slash), 0, k_max_shards - 1);
+    cfg.shard_count = int_option("shard", v->substr(slash + 1), 1, k_max_shards);
   }
   const bool resume = flag_or_env(args, "resume");
   const bool quiet = flag_or_env(args, "quiet");
 
-  // Before the database is created: a wrong path must not leave an empty one behind.
-  validate_experiment_config(cfg);
+  // Checked before the database is created: a bad count or a wrong path must
+  // not leave an experiment row or an empty database behind.
+  if (!resume) validate_experiment_config(cfg);
   check_config_paths(cfg);
   auto store = run_store::open(cfg.db);
   if (resume) {

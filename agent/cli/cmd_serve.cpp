@@ -28,13 +28,7 @@ int cmd_serve(int argc, char** argv) {
   if (!db) throw input_error("--db is required");
   if (!std::filesystem::exists(*db)) throw input_error("no run database at " + *db);
   std::string host = option_or_env(args, "host").value_or("127.0.0.1");
-  int port = 0;
-  try {
-    port = std::stoi(option_or_env(args, "port").value_or("8080"));
-  } catch (const std::exception&) {
-    throw input_error("--port must be an integer");
-  }
-  if (port < 0 || port > 65535) throw input_error("--port must be in 0..65535");
+  const int port = int_option("port", option_or_env(args, "port").value_or("8080"), 0, 65535);
 
   auto store = run_store::open(*db, true);
   viewer::viewer_server server(*store);

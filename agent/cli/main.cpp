@@ -10,6 +10,7 @@
 #include "agent/cli/commands.hpp"
 #include "agent/cli/options.hpp"
 #include "agent/store/merge.hpp"
+#include "agent/store/store.hpp"
 #include "evaluator/api/json_path.hpp"
 #include "ptxbench/version.hpp"
 
@@ -53,6 +54,9 @@ int run_guarded(const command& c, int argc, char** argv) {
     print_error(e.what());
     return exit_code::usage;
   } catch (const ptxbench::input_error& e) {
+    print_error(e.what());
+    return exit_code::usage;
+  } catch (const ptxbench::not_a_run_database& e) {
     print_error(e.what());
     return exit_code::usage;
   } catch (const ptxbench::merge_error& e) {

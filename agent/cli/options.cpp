@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -45,6 +47,26 @@ bool parse_or_help(cxxopts::Options& opts, int argc, char** argv, cxxopts::Parse
     return false;
   }
   return true;
+}
+
+int int_option(const std::string& option, const std::string& text, int64_t lo, int64_t hi) {
+  int64_t value = 0;
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  const auto parsed = std::from_chars(begin, end, value);
+  const std::string range = " (" + std::to_string(lo) + " to " + std::to_string(hi) + ")";
+  if (parsed.ec == std::errc::result_out_of_range) throw input_error("--" + option + ": " + text + " is out of range" + range);
+  if (parsed.ec != std::errc() || parsed.ptr != end) throw input_error("--" + option + ": not an integer: '" + text + "'");
+  if (value < lo || value > hi) throw input_error("--" + option + ": " + text + " is out of range" + range);
+  return static_cast<int>(value);
+}
+
+double number_option(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
+    throw input_error("--" + option + ": not a number: '" + text + "'");
+  return value;
 }
 
 void print_error(const std::string& what) { std::fprintf(stderr, "ptxbench: error: %s\n", what.c_str()); }

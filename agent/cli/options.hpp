@@ -2,6 +2,7 @@
 // Small helpers shared by the subcommands: option values with environment
 // fallbacks (PTXBENCH_<OPTION>, e.g. --rounds <- PTXBENCH_ROUNDS), the exit
 // codes, and error printing.
+#include <cstdint>
 #include <cxxopts.hpp>
 #include <optional>
 #include <string>
@@ -21,6 +22,12 @@ bool flag_or_env(const cxxopts::ParseResult& r, const std::string& name);
 // (exit code in *code), throws cxxopts exceptions on bad usage.
 bool parse_or_help(cxxopts::Options& opts, int argc, char** argv, cxxopts::ParseResult* out, int* code);
 void print_error(const std::string& what);
+// `text` as an integer in [lo, hi], or input_error "--<option>: ..." (not a
+// number, trailing characters, out of range): std::stoi threw out_of_range,
+// which ended as an infrastructure error.
+int int_option(const std::string& option, const std::string& text, int64_t lo, int64_t hi);
+// `text` as a finite number, or input_error naming the option.
+double number_option(const std::string& option, const std::string& text);
 bool stderr_is_tty();
 
 }  // namespace ptxbench::cli

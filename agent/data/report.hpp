@@ -12,6 +12,8 @@ namespace ptxbench::data {
 
 // One row per model x task, then each group's per-round table.
 std::string format_report_text(const std::vector<group_metrics>& groups);
+// `text` with terminal control characters (C0, DEL, C1) written as \xHH.
+std::string terminal_safe(const std::string& text);
 
 // A complete HTML document (no external scripts, styles or fonts). `experiments`
 // are listed in its header with their evaluator version and GPU.

@@ -32,6 +32,32 @@ std::string speedup_summary(const group_metrics& g) {
 
 }  // namespace
 
+std::string terminal_safe(const std::string& text) {
+  // Model and task names come from configs and servers: an ESC or CR written
+  // raw would let them rewrite the terminal. C0 controls, DEL and the C1
+  // controls (UTF-8 C2 80..C2 9F) are written as \xHH.
+  std::string out;
+  out.reserve(text.size());
+  auto hex = [&](unsigned char c) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", c);
+    out += buf;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      hex(c);
+    } else if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      hex(c);
+      hex(static_cast<unsigned char>(text[++i]));
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
 std::string metric_definitions() {
   return "Definitions: n = trajectories (samples). compile/correct/instr/passed % = share of trajectories with a "
          "candidate that passed that stage, best so far over rounds 0..r (the final column uses every round). "
@@ -52,7 +78,7 @@ std::string format_report_text(const std::vector<group_metrics>& groups) {
   os << "  speedup min/med/max\n";
   for (const auto& g : groups) {
     const bool perf = stage_ran(g, stage_of(rate_kind::passed));
-    os << std::left << std::setw(16) << g.experiment << std::setw(22) << g.model << std::setw(34) << g.task
+    os << std::left << std::setw(16) << terminal_safe(g.experiment) << std::setw(22) << terminal_safe(g.model) << std::setw(34) << terminal_safe(g.task)
        << std::right << std::setw(4) << g.trajectories << std::setw(9)
        << rate(g, rate_kind::compiled, g.final.compiled) << std::setw(9) << rate(g, rate_kind::correct, g.final.correct)
        << std::setw(9) << rate(g, rate_kind::instructions, g.final.instructions) << std::setw(9)
@@ -66,7 +92,7 @@ std::string format_report_text(const std::vector<group_metrics>& groups) {
   }
   for (const auto& g : groups) {
     if (g.per_round.size() < 2) continue;
-    os << "\nper round, " << g.experiment << " / " << g.model << " / " << g.task << ":\n"
+    os << "\nper round, " << terminal_safe(g.experiment) << " / " << terminal_safe(g.model) << " / " << terminal_safe(g.task) << ":\n"
        << std::setw(7) << "round" << std::setw(9) << "compile" << std::setw(9) << "correct" << std::setw(8)
        << "instr" << std::setw(8) << "passed" << std::setw(9) << "fast_1\n";
     for (size_t r = 0; r < g.per_round.size(); ++r) {

@@ -1,4 +1,7 @@
+#include <limits>
 #include <string_view>
+
+#include "evaluator/api/json_path.hpp"
 
 #include "agent/llm/wire_format.hpp"
 
@@ -31,7 +34,18 @@ bool parse_json_object(const std::string& body, nlohmann::json& out, std::string
     return false;
   }
   try {
-    out = nlohmann::json::parse(body);
+    // Bounded nesting: a hostile server's reply must not recurse deep in
+    // whatever later walks or dumps it.
+    bool too_deep = false;
+    out = nlohmann::json::parse(body, [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+      if (depth > k_max_json_depth) too_deep = true;
+      return !too_deep;
+    });
+    if (too_deep) {
+      cause = "JSON nested deeper than " + std::to_string(k_max_json_depth) + " levels";
+      out = nlohmann::json();
+      return false;
+    }
     if (out.is_object()) return true;
     cause = "response is not a JSON object";
     return false;
@@ -40,6 +54,10 @@ bool parse_json_object(const std::string& body, nlohmann::json& out, std::string
     // A document that stops mid-way was cut short in transit (a proxy, a
     // crashed server), which is worth saying: it is not the model's doing.
     if (e.byte > body.size()) cause = "truncated body: " + cause;
+    return false;
+  } catch (const nlohmann::json::exception& e) {
+    // out_of_range: a number past double ("1e400") is not JSON ptxbench can read.
+    cause = "malformed JSON: " + shorten(parse_reason(e.what()));
     return false;
   }
 }
@@ -80,9 +98,15 @@ void merge_extra(nlohmann::json& body, const nlohmann::json& extra) {
 int token_count(const nlohmann::json& parent, const char* key) {
   if (!parent.is_object() || !parent.contains(key)) return 0;
   const auto& v = parent[key];
-  if (v.is_number_integer() || v.is_number_unsigned()) return v.get<int>();
-  if (v.is_number_float()) return static_cast<int>(v.get<double>());
-  return 0;
+  // Clamped: a count past int (or a float past it, whose conversion is
+  // undefined) from a server is nonsense, not a reason to misbehave.
+  constexpr double most = std::numeric_limits<int>::max();
+  double count = 0;
+  if (v.is_number_unsigned()) count = static_cast<double>(v.get<uint64_t>());
+  else if (v.is_number_integer()) count = static_cast<double>(v.get<int64_t>());
+  else if (v.is_number_float()) count = v.get<double>();
+  if (!(count > 0)) return 0;
+  return count >= most ? std::numeric_limits<int>::max() : static_cast<int>(count);
 }
 
 }  // namespace ptxbench::llm_detail

@@ -53,7 +53,7 @@ bool wants_stream(const provider_config& c);
 // Parses a body as a JSON object; on failure returns false and sets `cause` to
 // "empty body", "malformed JSON at byte N: <reason>", "response is not a JSON
 // object", or, when the document ends before it is complete, "truncated body:
-// malformed JSON at byte N: ...".
+// malformed JSON at byte N: ...", or "JSON nested deeper than 64 levels".
 bool parse_json_object(const std::string& body, nlohmann::json& out, std::string& cause);
 
 // The human-readable message of an error body: error.message (OpenAI and

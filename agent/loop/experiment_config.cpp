@@ -11,6 +11,18 @@ namespace ptxbench {
 const char* to_string(stop_policy p) { return p == stop_policy::first_pass ? "first_pass" : "all_rounds"; }
 const char* to_string(history_policy p) { return p == history_policy::all ? "all" : "last_k"; }
 
+namespace {
+// An int field within [lo, hi], or the fallback when absent. Out of range is an
+// error with the JSON path: static_cast<int> made 4294967297 samples into 1.
+int bounded_int(const json_reader& r, const std::string& key, int fallback, int64_t lo, int64_t hi) {
+  if (!r.has(key)) return fallback;
+  const int64_t v = r.get_int(key);
+  if (v < lo || v > hi)
+    r.fail_key(key, std::to_string(v) + " is out of range (" + std::to_string(lo) + " to " + std::to_string(hi) + ")");
+  return static_cast<int>(v);
+}
+}  // namespace
+
 experiment_config parse_experiment_config(const nlohmann::json& j, const std::string& source) {
   json_reader r(j, "$", source);
   r.expect_object();
@@ -24,9 +36,9 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   c.tasks_dir = r.get_string("tasks_dir", c.tasks_dir);
   if (r.has("tasks")) c.tasks = r.get_strings("tasks");
   c.prompts_dir = r.get_string("prompts_dir", c.prompts_dir);
-  c.samples = static_cast<int>(r.get_int("samples", c.samples));
-  c.rounds = static_cast<int>(r.get_int("rounds", c.rounds));
-  c.concurrency = static_cast<int>(r.get_int("concurrency", c.concurrency));
+  c.samples = bounded_int(r, "samples", c.samples, 1, k_max_samples);
+  c.rounds = bounded_int(r, "rounds", c.rounds, 1, k_max_rounds);
+  c.concurrency = bounded_int(r, "concurrency", c.concurrency, 1, k_max_concurrency);
   try {
     c.feedback = parse_feedback_detail(r.get_string("feedback", "full"));
   } catch (const input_error& e) {
@@ -38,8 +50,8 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   std::string history = r.get_string("history", "all");
   if (history != "all" && history != "last_k") r.fail_key("history", "expected all or last_k");
   c.history = history == "all" ? history_policy::all : history_policy::last_k;
-  c.history_k = static_cast<int>(r.get_int("history_k", c.history_k));
-  c.max_context_tokens = static_cast<int>(r.get_int("max_context_tokens", 0));
+  c.history_k = bounded_int(r, "history_k", c.history_k, 0, k_max_rounds);
+  c.max_context_tokens = bounded_int(r, "max_context_tokens", 0, 0, 100000000);
   if (r.has("llm")) c.llm = parse_provider_config(r.at("llm").json(), "$.llm");
   c.endpoint_script = r.get_string("endpoint_script", "");
   c.endpoint_latency_ms = r.get_number("endpoint_latency_ms", -1);
@@ -51,13 +63,14 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
     c.seeds.clear();
     for (size_t i = 0; i < s.json().size(); ++i) {
       if (!s.json()[i].is_number_unsigned() && !s.json()[i].is_number_integer()) s.at(i).fail("expected an integer seed");
+      if (!s.json()[i].is_number_unsigned() && s.json()[i].get<int64_t>() < 0) s.at(i).fail("seeds are not negative");
       c.seeds.push_back(s.json()[i].get<uint64_t>());
     }
   }
   c.time_limit_ms = r.get_number("time_limit_ms", c.time_limit_ms);
   c.timing_budget_ms = r.get_number("timing_budget_ms", c.timing_budget_ms);
-  c.shard_index = static_cast<int>(r.get_int("shard_index", 0));
-  c.shard_count = static_cast<int>(r.get_int("shard_count", 1));
+  c.shard_index = bounded_int(r, "shard_index", 0, 0, k_max_shards - 1);
+  c.shard_count = bounded_int(r, "shard_count", 1, 1, k_max_shards);
   if (r.has("evaluator")) {
     json_reader e = r.at("evaluator");
     e.expect_object();
@@ -71,13 +84,13 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
     }
     c.evaluator_token_env = e.get_string("token_env", "");
   }
-  c.coverage_target = static_cast<int>(r.get_int("coverage_target", 0));
-  c.max_llm_calls = static_cast<int>(r.get_int("max_llm_calls", 0));
+  c.coverage_target = bounded_int(r, "coverage_target", 0, 0, 1000000);
+  c.max_llm_calls = bounded_int(r, "max_llm_calls", 0, 0, 1000000000);
   if (r.has("teacher")) {
     auto t = r.at("teacher");
     t.expect_object();
     teacher_config tc;
-    tc.after_failures = static_cast<int>(t.get_int("after_failures", 0));
+    tc.after_failures = bounded_int(t, "after_failures", 0, 0, k_max_rounds);
     if (tc.after_failures < 0) t.fail_key("after_failures", "must be >= 0");
     tc.endpoint_script = t.get_string("endpoint_script", "");
     // The rest is an endpoint config like "llm".
@@ -94,9 +107,11 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
 void validate_experiment_config(const experiment_config& c) {
   auto bad = [](const std::string& m) { throw input_error("config: " + m); };
   if (c.name.empty()) bad("name must not be empty");
-  if (c.samples < 1) bad("samples must be at least 1");
-  if (c.rounds < 1) bad("rounds must be at least 1");
-  if (c.concurrency < 1 || c.concurrency > 1024) bad("concurrency must be between 1 and 1024");
+  if (c.samples < 1 || c.samples > k_max_samples)
+    bad("samples must be between 1 and " + std::to_string(k_max_samples));
+  if (c.rounds < 1 || c.rounds > k_max_rounds) bad("rounds must be between 1 and " + std::to_string(k_max_rounds));
+  if (c.concurrency < 1 || c.concurrency > k_max_concurrency)
+    bad("concurrency must be between 1 and " + std::to_string(k_max_concurrency));
   if (c.history == history_policy::last_k && c.history_k < 0) bad("history_k must be >= 0");
   if (c.llm.kind == provider_kind::embedded && c.endpoint_script.empty())
     bad("llm.kind is embedded but endpoint_script is not set");
@@ -106,7 +121,7 @@ void validate_experiment_config(const experiment_config& c) {
   if (c.max_context_tokens < 0) bad("max_context_tokens must be >= 0 (0: no limit)");
   if (c.max_context_tokens > 0 && c.max_context_tokens <= c.llm.max_tokens)
     bad("max_context_tokens must be larger than llm.max_tokens (the reply needs room in the context)");
-  if (c.shard_count < 1 || c.shard_index < 0 || c.shard_index >= c.shard_count)
+  if (c.shard_count < 1 || c.shard_count > k_max_shards || c.shard_index < 0 || c.shard_index >= c.shard_count)
     bad("shard must be i/n with 0 <= i < n");
   if (c.coverage_target < 0 || c.max_llm_calls < 0) bad("coverage_target and max_llm_calls must be >= 0");
   // Some cells cannot fill (no GPU: runtime and later never fail), so the

@@ -83,6 +83,13 @@ experiment_config load_experiment_config(const std::string& path);
 // path fails before the run database is created. Throws input_error.
 void check_config_paths(const experiment_config& c);
 nlohmann::json experiment_config_to_json(const experiment_config& c);
+// Upper bounds of the counts (the lower bound is 1): far above any real
+// experiment, low enough that the task x sample grid fits in memory.
+inline constexpr int k_max_samples = 100000;
+inline constexpr int k_max_rounds = 1000;
+inline constexpr int k_max_concurrency = 1024;
+inline constexpr int k_max_shards = 100000;
+
 // Checks cross-field rules (samples >= 1, rounds >= 1, script for embedded...). Throws input_error.
 void validate_experiment_config(const experiment_config& c);
 

@@ -193,7 +193,7 @@ std::optional<int> stored_version(connection& db) {
   try {
     return std::stoi(text);
   } catch (const std::exception&) {
-    throw store_error(describe(db.file(), "meta.schema_version is '" + text + "', not a number"));
+    throw not_a_run_database(describe(db.file(), "meta.schema_version is '" + text + "', not a number"));
   }
 }
 
@@ -216,7 +216,7 @@ void apply_schema(connection& db) {
     // same name would not have our columns.
     statement tables = db.query("SELECT count(*) FROM sqlite_master WHERE type = 'table'");
     if (tables.step() && tables.int64_at(0) > 0)
-      throw store_error(describe(db.file(), "not a ptxbench run database (tables but no meta.schema_version)"));
+      throw not_a_run_database(describe(db.file(), "not a ptxbench run database (tables but no meta.schema_version)"));
   }
   db.exec(k_schema_sql);
   add_missing_columns(db);
@@ -232,7 +232,7 @@ void apply_schema(connection& db) {
 
 void check_schema(connection& db) {
   const std::optional<int> version = stored_version(db);
-  if (!version) throw store_error(describe(db.file(), "not a ptxbench run database (no meta.schema_version)"));
+  if (!version) throw not_a_run_database(describe(db.file(), "not a ptxbench run database (no meta.schema_version)"));
   require_known_version(db, *version);
 }
 

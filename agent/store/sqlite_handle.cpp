@@ -27,6 +27,12 @@ std::string sql_head(const char* sql) {
   return head;
 }
 
+// SQLITE_NOTADB: the file exists but is not SQLite (a config, a PTX file).
+[[noreturn]] void throw_store_error(int rc, const std::string& message) {
+  if ((rc & 0xff) == SQLITE_NOTADB) throw not_a_run_database(message);
+  throw store_error(message);
+}
+
 }  // namespace
 
 std::string describe(const std::string& file, const std::string& what) {
@@ -57,8 +63,8 @@ statement::~statement() {
 
 void statement::fail(int rc, const char* action) const {
   const char* message = sqlite3_errmsg(m_db);
-  throw store_error(describe(*m_file, sql_head(sqlite3_sql(m_stmt)) + ": " + action +
-                                          (message != nullptr ? message : sqlite3_errstr(rc))));
+  throw_store_error(rc, describe(*m_file, sql_head(sqlite3_sql(m_stmt)) + ": " + action +
+                                              (message != nullptr ? message : sqlite3_errstr(rc))));
 }
 
 void statement::bind(int index, int64_t value) {
@@ -168,7 +174,7 @@ connection::~connection() {
 
 void connection::fail(const std::string& what, int rc) const {
   const char* message = m_db != nullptr ? sqlite3_errmsg(m_db) : nullptr;
-  throw store_error(describe(m_file, what + ": " + (message != nullptr ? message : sqlite3_errstr(rc))));
+  throw_store_error(rc, describe(m_file, what + ": " + (message != nullptr ? message : sqlite3_errstr(rc))));
 }
 
 void connection::exec(const char* sql) {

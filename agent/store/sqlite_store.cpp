@@ -12,9 +12,11 @@ namespace ptxbench {
 
 std::unique_ptr<run_store> run_store::open(const std::filesystem::path& path, bool read_only) {
   std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw not_a_run_database(store_detail::describe(path.string(), "is a directory, not a database file"));
   if (read_only) {
     if (!std::filesystem::is_regular_file(path, ec))
-      throw store_error(store_detail::describe(path.string(), "no such file"));
+      throw not_a_run_database(store_detail::describe(path.string(), "no such file"));
   } else if (path.has_parent_path()) {
     std::filesystem::create_directories(path.parent_path(), ec);
     if (ec)

@@ -20,6 +20,13 @@ struct store_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The file given is not a ptxbench run database (not SQLite at all, SQLite
+// without the schema, or missing where one must exist): the user's mistake,
+// reported as bad input, unlike the other store errors.
+struct not_a_run_database : store_error {
+  using store_error::store_error;
+};
+
 struct experiment_row {
   int64_t id = 0;
   std::string name;

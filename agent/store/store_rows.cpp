@@ -9,7 +9,7 @@ nlohmann::json json_at(const connection& db, const statement& s, int column, con
   const std::string text = s.text_at(column);
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw store_error(describe(db.file(), std::string(where) + " of row " + std::to_string(id) +
                                               " is not valid JSON: " + e.what()));
   }

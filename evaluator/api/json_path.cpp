@@ -28,7 +28,8 @@ nlohmann::json parse_json_bounded(const std::string& text, const std::string& wh
   };
   try {
     return nlohmann::json::parse(text, bound);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, and out_of_range for a number past double ("1e400"), found by fuzz_manifest.
     throw input_error(what + ": invalid JSON: " + e.what());
   }
 }

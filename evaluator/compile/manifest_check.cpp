@@ -98,7 +98,8 @@ void check_shape_directive(const ptx_entry& entry, const std::array<std::string,
   for (const std::string& s : shape) {
     auto v = literal(s);
     if (!v) return;  // an expression: checked at launch time
-    launch_total *= *v;
+    // A model's literal may overflow: such a shape fails at launch, not here.
+    if (__builtin_mul_overflow(launch_total, *v, &launch_total)) return;
   }
   int64_t declared_total = 1;
   std::istringstream in(it->second);
@@ -106,7 +107,7 @@ void check_shape_directive(const ptx_entry& entry, const std::array<std::string,
   while (std::getline(in, part, ',')) {
     auto v = literal(part);
     if (!v) return;
-    declared_total *= *v;
+    if (__builtin_mul_overflow(declared_total, *v, &declared_total)) return;
   }
   const bool ok = exact ? launch_total == declared_total : launch_total <= declared_total;
   if (!ok) {
@@ -127,7 +128,13 @@ std::vector<std::string> check_manifest_against_ptx(const manifest& m, const std
     return problems;
   }
   std::string entry_names;
-  for (const ptx_entry& e : entries) entry_names += (entry_names.empty() ? "" : ", ") + e.name;
+  // Named in full up to a screenful: a module of thousands of entries must not
+  // make every problem line megabytes long.
+  constexpr size_t named_entries = 20;
+  for (size_t i = 0; i < entries.size() && i < named_entries; ++i)
+    entry_names += (entry_names.empty() ? "" : ", ") + entries[i].name;
+  if (entries.size() > named_entries)
+    entry_names += " and " + std::to_string(entries.size() - named_entries) + " more";
   for (size_t i = 0; i < m.launches.size(); ++i) {
     const launch_spec& launch = m.launches[i];
     const std::string prefix = "launch " + std::to_string(i) + " (" + launch.kernel + "): ";

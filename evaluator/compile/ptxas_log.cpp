@@ -181,7 +181,8 @@ std::vector<ptxas_diagnostic> parse_ptxas_diagnostics(const std::string& log, co
     }
     if (d.line > 0) {
       if (!split) ptx_lines = ptx_text::split_lines(ptx), split = true;
-      d.quoted = quote_ptx_lines(ptx_lines, d.line - 2, d.line + 2, d.line);
+      // d.line may be INT_MAX (saturated): d.line + 2 would overflow (found by the ASan/UBSan build).
+      d.quoted = quote_ptx_lines(ptx_lines, d.line - 2, d.line > INT_MAX - 2 ? INT_MAX : d.line + 2, d.line);
     }
     diagnostics.push_back(std::move(d));
   }

@@ -2,6 +2,8 @@
 // kernel's declared parameters is refused with a message the model can act on.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "evaluator/compile/compile.hpp"
 #include "fixtures.hpp"
 
@@ -142,4 +144,31 @@ TEST_CASE("PTX without any entry is one clear problem") {
       check_manifest_against_ptx(gemm_manifest(good_params), parse_ptx_entries(".version 8.7\n"), gemm_task());
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].find("no .entry kernel") != std::string::npos);
+}
+
+TEST_CASE("literal shapes whose product overflows are left to the launch - not multiplied past int64") {
+  // Signed overflow in the product was undefined behaviour (UBSan: runtime error).
+  const std::string huge = ".visible .entry gemm(.param .u64 a)\n.maxntid 9223372036854775807, 2, 2\n{\n ret;\n}\n";
+  CHECK_NOTHROW(check_manifest_against_ptx(gemm_manifest(R"({"buffer": "A"})", "[9223372036854775807, 2, 1]"),
+                                           parse_ptx_entries(huge), gemm_task()));
+  CHECK(check_manifest_against_ptx(gemm_manifest(R"({"buffer": "A"})", "[128, 1, 1]"), parse_ptx_entries(huge),
+                                   gemm_task())
+            .empty());
+}
+
+TEST_CASE("the entries listed for a missing kernel are capped") {
+  std::string ptx;
+  for (int i = 0; i < 5000; ++i) ptx += ".visible .entry k" + std::to_string(i) + "() { ret; }\n";
+  const std::vector<std::string> problems =
+      check_manifest_against_ptx(gemm_manifest(good_params), parse_ptx_entries(ptx), gemm_task());
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].find("k19 and 4980 more") != std::string::npos);
+  CHECK(problems[0].size() < 400);
+}
+
+TEST_CASE("an array parameter of billions of elements saturates its size instead of overflowing") {
+  const std::vector<ptx_entry> e = parse_ptx_entries(".entry k(.param .b64 x[2000000000]) { ret; }");
+  REQUIRE(e.size() == 1);
+  REQUIRE(e[0].params.size() == 1);
+  CHECK(e[0].params[0].size_bytes == std::numeric_limits<int>::max());
 }

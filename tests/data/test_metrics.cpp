@@ -213,3 +213,15 @@ TEST_CASE("identical series get distinct dashes and marker shapes") {
   auto gap = svg_line_chart("t", {"x0", "x1"}, {{"a", {0.5, std::nan("")}}}, 1.0);
   CHECK(gap.find("nan") == std::string::npos);
 }
+
+TEST_CASE("the terminal report escapes control characters of model and task names") {
+  // A model name from a config or a server, written raw, could clear or rewrite the terminal.
+  auto f = testing::make_fixture_db("report_ctrl", "evil\x1b[2J\rname\xc2\x9b");
+  auto groups = compute_metrics(load_experiments(*f.store, {}));
+  const std::string text = format_report_text(groups);
+  CHECK(text.find('\x1b') == std::string::npos);
+  CHECK(text.find('\r') == std::string::npos);
+  CHECK(text.find("\xc2\x9b") == std::string::npos);
+  CHECK(text.find("evil\\x1b[2J\\x0dname\\xc2\\x9b") != std::string::npos);
+  CHECK(terminal_safe("plain \xce\xbc-name") == "plain \xce\xbc-name");  // UTF-8 stays
+}

@@ -30,3 +30,8 @@ TEST_CASE("JSON files nested too deep are refused with the file name") {
   std::filesystem::remove(path);
   CHECK(parse_json_bounded(std::string(60, '[') + std::string(60, ']'), "x").is_array());
 }
+
+TEST_CASE("a JSON file with a number past double is invalid JSON with the file name") {
+  CHECK_THROWS_WITH_AS(parse_json_bounded("{\"samples\": 1e999}", "c.json"), doctest::Contains("c.json: invalid JSON"),
+                       input_error);
+}

@@ -121,3 +121,10 @@ TEST_CASE("a tensor_map view whose element count overflows is a problem") {
   for (const auto& s : p) found |= s.find("overflows 64 bits") != std::string::npos;
   CHECK(found);
 }
+
+TEST_CASE("a number past double in a manifest is invalid JSON - not an escaping exception") {
+  // Found by fuzz_manifest: nlohmann throws out_of_range (not parse_error) for 1e400.
+  CHECK(error_of(R"J({"launches": [{"kernel": "k", "grid": [1e400], "block": [1], "params": []}]})J")
+            .find("not valid JSON") != std::string::npos);
+  CHECK(error_of(std::string(400, '9')).find("not valid JSON") != std::string::npos);
+}
