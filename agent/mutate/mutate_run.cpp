@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "agent/judge/judge.hpp"
 #include "agent/loop/orchestrator.hpp"
 #include "evaluator/api/candidate.hpp"
 #include "evaluator/api/files.hpp"
@@ -46,20 +47,6 @@ bool any_failed(const evaluation_result& r) {
 std::string verdict_of(const evaluation_result& r) {
   if (r.passed) return "passed";
   return any_failed(r) || r.evaluator_error() ? to_string(r.verdict) : "none";
-}
-
-evaluation_row evaluation_row_of(const evaluation_result& r, int64_t candidate_id) {
-  evaluation_row e;
-  e.candidate_id = candidate_id;
-  e.evaluator_version = r.evaluator_version;
-  e.gpu = r.gpu;
-  e.verdict = r.passed ? "passed" : to_string(r.verdict);
-  e.passed = r.passed;
-  e.correct = r.correct();
-  e.instructions_ok = r.instructions_executed();
-  e.speedup = r.speedup();
-  e.result = to_json(r);
-  return e;
 }
 
 json message(const std::string& role, const std::string& content) { return {{"role", role}, {"content", content}}; }
