@@ -33,6 +33,7 @@ const std::vector<column> k_provenance = {
     {"top_p", "float64", true},         {"max_tokens", "int64", true},
     {"seed", "int64", true},            {"sampling_extra", "string", false},
     {"source", "string", false},        {"operator", "string", true},
+    {"author", "string", false},
 };
 const std::vector<column> k_preference_extra = {
     {"rejected_trajectory", "int64", false},

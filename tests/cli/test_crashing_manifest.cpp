@@ -41,8 +41,10 @@ TEST_CASE("a manifest with (0-9223372036854775807-1)/(0-1) never takes the run d
     if (r.signal == 0) break;
   }
   INFO(r.output);
-  CHECK(r.exit_code == 0);
+  // The run completes: 1 is its verdict that no trajectory came through without a failure.
+  CHECK((r.exit_code == 0 || r.exit_code == 1));
   CHECK(runs <= 3);  // at most 3 crashed attempts before the turn is marked
+  CHECK(runs == 0);  // and none at all: the expression parser reports INT64_MIN / -1 as an overflow
   auto store = run_store::open(dir / "run.db", true);
   auto exp = store->find_experiment("fpe");
   REQUIRE(exp);

@@ -210,5 +210,5 @@ TEST_CASE("progress counts a trajectory that stopped early as incomplete - not d
   char buf[512] = {0};
   std::string text(buf, std::fread(buf, 1, sizeof buf - 1, out));
   std::fclose(out);
-  CHECK(text.find("[0/2 done, 1 in flight, 1 incomplete]") != std::string::npos);
+  CHECK(text.find("[0/2 done, 1 in flight, 1 incomplete, ") != std::string::npos);
 }

@@ -62,6 +62,7 @@ TEST_CASE("kept mutants are stored as repair trajectories and exported as correc
 
   data::export_options eo;
   eo.kind = data::export_kind::correction;
+  eo.format = data::export_format::messages;
   auto exported = data::build_export(*store, eo);
   REQUIRE(exported.records.size() == 2);
   for (const auto& r : exported.records) {

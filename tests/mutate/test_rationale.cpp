@@ -46,6 +46,8 @@ TEST_CASE("rationale mode stores the teacher's reasoning with the fix") {
   CHECK(turns[1].turn.author == "reference");
   CHECK(turns[1].turn.reasoning.find("misspelled modifier") != std::string::npos);
   data::export_options eo;
+  eo.format = data::export_format::messages;
+  eo.reasoning = data::reasoning_mode::field;
   auto exported = data::build_export(*store, eo);
   REQUIRE(exported.records.size() == 1);
   const auto& fix = exported.records[0].body["messages"].back();
