@@ -90,6 +90,9 @@ json provenance(const provenance_input& p, const export_options& o) {
       {"source", t.source},
       // Who wrote the fix (the chosen or final answer): student, teacher or reference.
       {"author", p.fix->turn.author},
+      // The trained reply ended at the token limit (finish_reason length /
+      // stop_reason max_tokens): a trainer may want to drop it.
+      {"cut_off", p.fix->turn.finish_reason == "length" || p.fix->turn.finish_reason == "max_tokens"},
       {"operator", t.mutation_operator.empty() ? json(nullptr) : json(t.mutation_operator)},
   };
   add_run_settings(out, e, p.fix->turn, o);

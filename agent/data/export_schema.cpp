@@ -33,7 +33,7 @@ const std::vector<column> k_provenance = {
     {"top_p", "float64", true},         {"max_tokens", "int64", true},
     {"seed", "int64", true},            {"sampling_extra", "string", false},
     {"source", "string", false},        {"operator", "string", true},
-    {"author", "string", false},
+    {"author", "string", false},        {"cut_off", "bool", false},
 };
 const std::vector<column> k_preference_extra = {
     {"rejected_trajectory", "int64", false},
@@ -63,6 +63,7 @@ std::vector<std::string> conversation_columns(const export_options& o) {
 bool has_type(const json& v, const std::string& dtype) {
   if (dtype == "string") return v.is_string();
   if (dtype == "int64") return v.is_number_integer();
+  if (dtype == "bool") return v.is_boolean();
   return v.is_number_float();
 }
 

@@ -75,6 +75,7 @@ struct fixture_turn {
   std::optional<double> speedup;
   std::string reply;    // default "reply <name><round>"
   std::string reasoning;
+  std::string finish_reason = "stop";
 };
 
 // Adds one trajectory with the given rounds; returns its id.
@@ -93,6 +94,7 @@ inline int64_t add_trajectory(run_store& store, int64_t experiment_id, const std
     turn.feedback_detail = "full";
     turn.reply = spec.reply.empty() ? "reply " + name + std::to_string(r) : spec.reply;
     turn.reasoning = spec.reasoning;
+    turn.finish_reason = spec.finish_reason;
     turn.model = model;
     turn.prompt_tokens = 100;
     turn.completion_tokens = 50;

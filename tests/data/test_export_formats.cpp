@@ -197,3 +197,17 @@ TEST_CASE("export to a directory writes the data and a dataset card with configs
   CHECK_THROWS_AS(write_export_dir(f.dir / "other", result, o, source), input_error);
   CHECK(read(f.dir / "other" / "notes.txt") == "mine");
 }
+
+TEST_CASE("a trained reply that ended at the token limit is marked cut_off in its provenance") {
+  auto f = testing::make_fixture_db("export-cutoff");
+  int64_t e = f.experiment_id;
+  auto cut = testing::add_trajectory(*f.store, e, "gemm_bf16_wgmma", "gemm", 2, "E",
+                                     {{"compile"}, {"passed", 1.1, "", "", "length"}});
+  auto r = bodies(*f.store, options(export_kind::correction));
+  const json* e1 = find_round(r, cut, 1);
+  REQUIRE(e1 != nullptr);
+  CHECK((*e1)["provenance"]["cut_off"] == true);
+  const json* a1 = find_round(r, f.trajectories["A"], 1);
+  REQUIRE(a1 != nullptr);
+  CHECK((*a1)["provenance"]["cut_off"] == false);
+}
