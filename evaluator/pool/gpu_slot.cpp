@@ -65,64 +65,76 @@ gpu_slot::~gpu_slot() {
   if (m_keeper.joinable()) m_keeper.join();
 }
 
+// The main worker serves one caller at a time, in ticket order. A turn is
+// handed on when its holder leaves by any path, an exception included.
+gpu_slot::turn::turn(gpu_slot& s) : m_slot(s) {
+  std::unique_lock lock(s.m_mutex);
+  uint64_t ticket = s.m_next_ticket++;
+  s.m_turn.wait(lock, [&] { return s.m_serving == ticket; });
+}
+
+gpu_slot::turn::~turn() {
+  std::lock_guard lock(m_slot.m_mutex);
+  ++m_slot.m_serving;
+  m_slot.m_turn.notify_all();
+}
+
 worker_start gpu_slot::start(int timeout_ms) {
-  std::unique_lock lock(m_mutex);
-  uint64_t ticket = m_next_ticket++;
-  m_turn.wait(lock, [&] { return m_serving == ticket; });
-  lock.unlock();
-  worker_start s = m_worker.start(timeout_ms);
-  lock.lock();
-  if (s.ok) {
-    m_hello = s.hello;
-    m_worker.set_known_rates(s.hello.peak_tflops, s.hello.copy_gbps);
+  worker_start s;
+  {
+    turn my_turn(*this);
+    s = m_worker.start(timeout_ms);
+    std::lock_guard lock(m_mutex);
+    if (s.ok) {
+      m_hello = s.hello;
+      m_worker.set_known_rates(s.hello.peak_tflops, s.hello.copy_gbps);
+    }
   }
-  ++m_serving;
-  m_turn.notify_all();
-  lock.unlock();
   if (s.ok && m_spare_target > 0 && !m_keeper.joinable()) m_keeper = std::thread([this] { keep_spares(); });
   return s;
 }
 
 job_outcome gpu_slot::run(const protocol::worker_job& job, std::string& restart_error) {
-  std::unique_lock lock(m_mutex);
-  uint64_t ticket = m_next_ticket++;
-  m_turn.wait(lock, [&] { return m_serving == ticket; });
-  lock.unlock();
-
+  turn my_turn(*this);
   job_outcome out;
   restart_error.clear();
   bool ready = m_worker.alive();
-  if (!ready) {
-    m_gate.lock_shared();  // a starting process must not disturb another job's timing
-    worker_start s = m_worker.start(k_restart_timeout_ms);
-    m_gate.unlock_shared();
-    ready = s.ok;
-    if (!ready) restart_error = "GPU worker could not be restarted: " + s.error;
-  }
-  if (ready) {
-    bool exclusive = false;
-    out = m_worker.run(job, [&] {
-      m_gate.lock();
-      exclusive = true;
-    });
+  bool exclusive = false;
+  try {
+    if (!ready) {
+      m_gate.lock_shared();  // a starting process must not disturb another job's timing
+      worker_start s = m_worker.start(k_restart_timeout_ms);
+      m_gate.unlock_shared();
+      ready = s.ok;
+      if (!ready) restart_error = "GPU worker could not be restarted: " + s.error;
+    }
+    if (ready) {
+      out = m_worker.run(job, [&] {
+        m_gate.lock();
+        exclusive = true;
+      });
+    }
+  } catch (...) {
+    // The worker said something the supervisor cannot read (or the pipe
+    // broke): it is not trusted with the next job. The gate and the turn are
+    // handed on whatever happened, or every later job would wait for ever.
     if (exclusive) m_gate.unlock();
+    m_worker.stop();
+    std::lock_guard lock(m_mutex);
+    ++m_restarts;
+    throw;
   }
-
-  lock.lock();
+  if (exclusive) m_gate.unlock();
+  std::lock_guard lock(m_mutex);
   if (!ready || out.end != job_end::result || out.result.context_lost) ++m_restarts;
-  ++m_serving;
-  m_turn.notify_all();
   return out;
 }
 
 void gpu_slot::replace_worker() {
-  std::unique_lock lock(m_mutex);
-  uint64_t ticket = m_next_ticket++;
-  m_turn.wait(lock, [&] { return m_serving == ticket; });
+  turn my_turn(*this);
   m_worker.stop();
+  std::lock_guard lock(m_mutex);
   ++m_restarts;
-  ++m_serving;
-  m_turn.notify_all();
 }
 
 void gpu_slot::keep_spares() {
@@ -185,7 +197,13 @@ job_outcome gpu_slot::count(const protocol::worker_job& job, std::string& start_
   auto w = take_spare(start_error);
   if (!w) return {};
   m_gate.lock_shared();
-  job_outcome out = w->run(job, {});
+  job_outcome out;
+  try {
+    out = w->run(job, {});
+  } catch (...) {
+    m_gate.unlock_shared();  // a stuck shared hold would keep every later timing waiting
+    throw;
+  }
   m_gate.unlock_shared();
   return out;
 }

@@ -81,6 +81,16 @@ class gpu_slot {
   std::string m_visible_devices;
   worker_process m_worker;
   protocol::worker_hello m_hello;
+  class turn {  // holds the main worker for one caller (see gpu_slot.cpp)
+   public:
+    explicit turn(gpu_slot& s);
+    ~turn();
+    turn(const turn&) = delete;
+    turn& operator=(const turn&) = delete;
+
+   private:
+    gpu_slot& m_slot;
+  };
   gpu_gate m_gate;
   mutable std::mutex m_mutex;
   std::condition_variable m_turn;

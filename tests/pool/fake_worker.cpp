@@ -82,6 +82,11 @@ int main() {
     if (mode == "error_once") mode = std::ifstream(arg).good() ? "ok" : (std::ofstream(arg) << "x", "error");
     send(protocol::to_json(protocol::worker_progress{"launch 0 (gemm_mma) at size " + size, job.time_limit_ms, 0, size}));
     if (mode == "crash") ::raise(SIGSEGV);
+    if (mode == "bad_result") {
+      // A result line the supervisor cannot read (a field of the wrong type).
+      send({{"type", "result"}, {"id", job.id}, {"partial", 42}, {"dynamic", "x"}});
+      continue;
+    }
     if (mode == "hang")
       while (true) ::pause();
     protocol::worker_result r;

@@ -3,6 +3,8 @@
 // the watchdog and the replacement of workers.
 #include <doctest/doctest.h>
 
+#include <future>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -221,6 +223,23 @@ TEST_CASE("an evaluator error is retried once on a fresh worker - and is not the
   CHECK(always.stages[stage::performance].status == stage_status::error);
   CHECK(contains(always.headline, "evaluator error"));
   CHECK(to_json(always)["verdict"] == "error");
+}
+
+TEST_CASE("a result the supervisor cannot read is an evaluator error - and the next evaluation still runs") {
+  auto ev = fake_evaluator();
+  auto bad = std::async(std::launch::async, [&] {
+    return ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "bad_result"));
+  });
+  REQUIRE(bad.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+  auto r = bad.get();
+  CHECK(r.evaluator_error());
+  // Before: the GPU slot's turn was never handed on after the exception, and
+  // every later job on that GPU waited for ever.
+  auto next = std::async(std::launch::async, [&] {
+    return ev->evaluate(request("correct_mma_sync", "gemm_bf16_mma_sync", "ok"));
+  });
+  REQUIRE(next.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+  CHECK(next.get().stages[stage::correctness].status == stage_status::passed);
 }
 
 TEST_CASE("a worker lost outside the candidate's launches is an evaluator error and not a runtime failure") {
