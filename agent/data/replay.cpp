@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <ctime>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -15,15 +14,6 @@
 
 namespace ptxbench::data {
 namespace {
-
-std::string now_utc() {
-  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string host_name() {
   char buf[256] = {};
@@ -115,7 +105,7 @@ replay_summary replay_experiment(run_store& source, run_store& target, evaluator
   copy.gpu = judge.gpu_description();
   copy.host = host_name();
   copy.status = "running";
-  copy.created_at = now_utc();
+  copy.created_at.clear();  // the store stamps the replay when it is written
   copy.finished_at.clear();
   copy.parent_experiment_id = from->id;
   copy.parent_database = std::filesystem::absolute(source.path()).string();

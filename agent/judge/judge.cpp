@@ -1,19 +1,8 @@
 #include "agent/judge/judge.hpp"
 
-#include <chrono>
-#include <ctime>
 
 namespace ptxbench {
 namespace {
-
-std::string now_utc() {
-  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::optional<double> number_at(const nlohmann::json& j, const char* key) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return std::nullopt;
@@ -121,7 +110,6 @@ evaluation_row evaluation_row_of(const evaluation_result& r, int64_t candidate_i
   row.instructions_ok = r.instructions_executed();
   row.speedup = r.speedup();
   row.result = to_json(r);
-  row.created_at = now_utc();
   return row;
 }
 
