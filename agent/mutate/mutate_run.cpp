@@ -1,5 +1,6 @@
 #include "agent/mutate/mutate_run.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -132,6 +133,19 @@ std::vector<const mutation_operator*> chosen_operators(const mutate_options& o) 
 
 }  // namespace
 
+std::vector<const mutation_operator*> interleave_by_stage(const std::vector<const mutation_operator*>& ops) {
+  // One operator of each target stage in turn (format, compile, ..., performance,
+  // then format again): a small --per-solution still reaches every stage,
+  // where the catalogue's order would spend it all on the first stages.
+  std::vector<std::vector<const mutation_operator*>> by_stage(static_cast<size_t>(stage_count));
+  for (const auto* op : ops) by_stage[static_cast<size_t>(op->target)].push_back(op);
+  std::vector<const mutation_operator*> out;
+  for (size_t i = 0; out.size() < ops.size(); ++i)
+    for (const auto& group : by_stage)
+      if (i < group.size()) out.push_back(group[i]);
+  return out;
+}
+
 const char* to_string(mutant_outcome o) {
   switch (o) {
     case mutant_outcome::kept: return "kept";
@@ -168,8 +182,21 @@ std::vector<task_solution> load_solutions(const std::vector<task>& tasks, const 
     const auto dir = solutions_dir / t.id;
     if (!std::filesystem::is_regular_file(dir / "kernel.ptx") || !std::filesystem::is_regular_file(dir / "manifest.json"))
       continue;
-    out.push_back({t, {read_text_file(dir / "kernel.ptx", "solution PTX"),
-                       read_text_file(dir / "manifest.json", "solution manifest")}});
+    solution s{read_text_file(dir / "kernel.ptx", "solution PTX"),
+               read_text_file(dir / "manifest.json", "solution manifest"), {}};
+    std::error_code ec;
+    if (std::filesystem::is_directory(dir / "rewrites", ec)) {
+      for (const auto& r : std::filesystem::directory_iterator(dir / "rewrites")) {
+        if (!std::filesystem::is_regular_file(r.path() / "kernel.ptx") ||
+            !std::filesystem::is_regular_file(r.path() / "manifest.json"))
+          continue;
+        s.rewrites.push_back({r.path().filename().string(), read_text_file(r.path() / "kernel.ptx", "rewrite PTX"),
+                              read_text_file(r.path() / "manifest.json", "rewrite manifest")});
+      }
+      std::sort(s.rewrites.begin(), s.rewrites.end(),
+                [](const rewrite& a, const rewrite& b) { return a.name < b.name; });
+    }
+    out.push_back({t, std::move(s)});
     found.insert(t.id);
   }
   for (const auto& id : wanted)
@@ -209,12 +236,13 @@ mutate_summary run_mutation(const std::vector<task_solution>& solutions, evaluat
       continue;
     }
     std::set<std::string> seen;  // mutant texts already judged for this task
-    std::vector<const mutation_operator*> live;
+    std::vector<const mutation_operator*> applicable;
     std::map<const mutation_operator*, int> variant;
     for (const auto* op : ops) {
-      if (apply_operator(*op, ts.t, ts.s, o.seed, 0)) live.push_back(op);
+      if (apply_operator(*op, ts.t, ts.s, o.seed, 0)) applicable.push_back(op);
       else summary.not_applicable.emplace_back(ts.t.id, op->name);
     }
+    std::vector<const mutation_operator*> live = interleave_by_stage(applicable);
     int judged = 0, sample = 0;
     // Round robin over the applicable operators; one that yields only
     // mutants already judged (a fixed edit has one) is dropped.

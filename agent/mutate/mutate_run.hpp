@@ -25,7 +25,8 @@ struct task_solution {
 };
 
 // The tasks of `tasks` that have <solutions_dir>/<task id>/{kernel.ptx,
-// manifest.json}; `wanted` (task ids) empty means all of them. Throws
+// manifest.json}, each with the rewrites in <task id>/rewrites/<name>/ (the
+// cuda_core_rewrite operator's mutants); `wanted` (task ids) empty means all of them. Throws
 // input_error for a wanted task without a solution.
 std::vector<task_solution> load_solutions(const std::vector<task>& tasks, const std::filesystem::path& solutions_dir,
                                           const std::vector<std::string>& wanted);
@@ -52,6 +53,9 @@ struct mutate_options {
 enum class mutant_outcome { kept, other_stage, not_run, passed, error };
 const char* to_string(mutant_outcome o);
 mutant_outcome classify(const evaluation_result& r, stage target);
+// The order mutants are drawn in: the operators taken one target stage at a
+// time in turn, so the first six judged cover every stage that has one.
+std::vector<const mutation_operator*> interleave_by_stage(const std::vector<const mutation_operator*>& ops);
 
 struct mutant_record {
   std::string task_id;

@@ -17,9 +17,18 @@
 
 namespace ptxbench::mutate {
 
+// A whole-kernel rewrite of the task by other means (e.g. on the CUDA cores),
+// correct but not what the task asks for: tasks/solutions/<task>/rewrites/<name>/.
+struct rewrite {
+  std::string name;
+  std::string ptx;
+  std::string manifest_text;
+};
+
 struct solution {
   std::string ptx;
   std::string manifest_text;
+  std::vector<rewrite> rewrites;
 };
 
 struct mutant {

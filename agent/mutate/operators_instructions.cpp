@@ -124,6 +124,49 @@ std::optional<mutant> wgmma_wait_all(const task&, const solution& s, std::mt1993
                 std::to_string(hits.size()) + " wgmma.wait_group N>0 -> 0 (no MMA group left in flight)"};
 }
 
+// The whole kernel rewritten on the CUDA cores: a model that gave up on the
+// tensor-core instructions and wrote a correct FFMA kernel instead. The
+// rewrite is a real kernel for the task (tasks/solutions/<task>/rewrites/),
+// so on a GPU it passes correctness and fails at instructions.
+std::optional<mutant> cuda_core_rewrite(const task&, const solution& s, std::mt19937_64& rng) {
+  if (s.rewrites.empty()) return std::nullopt;
+  const rewrite& r = s.rewrites[pick(rng, s.rewrites.size())];
+  return mutant{r.ptx, r.manifest_text, true, "kernel rewritten without the target instructions (rewrite '" + r.name + "')"};
+}
+
+// A spin-wait on an mbarrier given a sleep back-off: every failed try_wait
+// sleeps before its result is looked at (and the loop retries), so a waiter
+// wakes up long after its data landed. Correct, same instructions, slower.
+std::optional<mutant> mbarrier_wait_backoff(const task&, const solution& s, std::mt19937_64& rng) {
+  static const std::regex wait(R"(^(\s*)mbarrier\.(try_wait|test_wait)[\w.:]*\s+(%?\w+)\s*,.*;)");
+  static const int sleeps[] = {2000, 4000, 8000};
+  const int ns = sleeps[pick(rng, 3)];
+  std::vector<std::string> out;
+  int changed = 0;
+  for (const auto& l : split_lines(s.ptx)) {
+    out.push_back(l);
+    std::smatch m;
+    if (!std::regex_search(l, m, wait)) continue;
+    out.push_back(m[1].str() + "@!" + m[3].str() + " nanosleep.u32 " + std::to_string(ns) + ";");
+    ++changed;
+  }
+  if (changed == 0) return std::nullopt;
+  return mutant{join_lines(out), s.manifest_text, true,
+                std::to_string(changed) + " mbarrier waits sleep " + std::to_string(ns) + " ns when not yet complete"};
+}
+
+// cp.async pipelining undone: every wait drains all copies in flight, so a
+// tile's loads no longer overlap the math on the previous one (one stage).
+std::optional<mutant> cp_async_single_stage(const task&, const solution& s, std::mt19937_64&) {
+  static const std::regex op(R"(cp\.async\.wait_group\s+([1-9]\d*)\s*;)");
+  auto lines = split_lines(s.ptx);
+  auto hits = matching_lines(lines, op);
+  if (hits.empty()) return std::nullopt;
+  for (size_t i : hits) lines[i] = std::regex_replace(lines[i], op, "cp.async.wait_group 0;");
+  return mutant{join_lines(lines), s.manifest_text, true,
+                std::to_string(hits.size()) + " cp.async.wait_group N>0 -> 0 (one pipeline stage)"};
+}
+
 }  // namespace
 
 void add_instruction_performance_operators(std::vector<mutation_operator>& out) {
@@ -133,6 +176,12 @@ void add_instruction_performance_operators(std::vector<mutation_operator>& out) 
                  cp_async_to_plain_copy});
   out.push_back({"try_wait_to_test_wait", stage::instructions, "mbarrier.try_wait replaced by test_wait",
                  try_wait_to_test_wait});
+  out.push_back({"cuda_core_rewrite", stage::instructions, "kernel rewritten on the CUDA cores (no target instructions)",
+                 cuda_core_rewrite});
+  out.push_back({"mbarrier_wait_backoff", stage::performance, "mbarrier wait loops sleep before each retry",
+                 mbarrier_wait_backoff});
+  out.push_back({"cp_async_single_stage", stage::performance, "every cp.async wait drains all copies (one stage)",
+                 cp_async_single_stage});
   out.push_back({"setmaxnreg_removed", stage::performance, "setmaxnreg removed", setmaxnreg_removed});
   out.push_back({"wgmma_wait_all", stage::performance, "every wgmma wait drains all groups", wgmma_wait_all});
 }

@@ -23,6 +23,15 @@ namespace {
 fs::path fixtures_dir() { return fs::path(PTXBENCH_SOURCE_DIR) / "tests/fixtures/adversarial"; }
 fs::path tasks_dir() { return fs::path(PTXBENCH_SOURCE_DIR) / "tasks"; }
 
+// Where a fixture's kernel.ptx and manifest.json are: its own folder, or the
+// kernel_dir its expected.json names (a kernel shared with the mutation
+// rewrites under tasks/solutions/<task>/rewrites/).
+fs::path kernel_dir_of(const std::string& name, const nlohmann::json& e) {
+  if (e.contains("kernel_dir") && e["kernel_dir"].is_string())
+    return fs::path(PTXBENCH_SOURCE_DIR) / e["kernel_dir"].get<std::string>();
+  return fixtures_dir() / name;
+}
+
 std::vector<std::string> fixture_names() {
   std::vector<std::string> names;
   for (const auto& d : fs::directory_iterator(fixtures_dir()))
@@ -45,7 +54,8 @@ std::vector<std::string> expected_problems(const nlohmann::json& e, const fs::pa
   std::vector<std::string> p;
   if (!e.is_object()) return {"not a JSON object"};
   static const std::set<std::string> known = {"task",  "verdict",       "stages", "headline_contains",
-                                              "checks", "time_limit_ms", "run_timing", "static_instructions", "why"};
+                                              "checks", "time_limit_ms", "run_timing", "static_instructions", "why",
+                                              "kernel_dir"};
   for (auto it = e.begin(); it != e.end(); ++it)
     if (!known.count(it.key())) p.push_back("unknown key '" + it.key() + "'");
   if (!e.contains("task") || !e["task"].is_string()) {
@@ -103,6 +113,15 @@ std::vector<std::string> expected_problems(const nlohmann::json& e, const fs::pa
   if (e.contains("run_timing") && !e["run_timing"].is_boolean()) p.push_back("run_timing: not true or false");
   if (e.contains("static_instructions") && !e["static_instructions"].is_boolean())
     p.push_back("static_instructions: not true or false");
+  if (e.contains("kernel_dir")) {
+    if (!e["kernel_dir"].is_string()) {
+      p.push_back("kernel_dir: not a string");
+    } else {
+      const fs::path dir = fs::path(PTXBENCH_SOURCE_DIR) / e["kernel_dir"].get<std::string>();
+      if (!fs::is_regular_file(dir / "kernel.ptx") || !fs::is_regular_file(dir / "manifest.json"))
+        p.push_back("kernel_dir: " + e["kernel_dir"].get<std::string>() + " lacks kernel.ptx or manifest.json");
+    }
+  }
   if (!e.contains("why") || !e["why"].is_string() || e["why"].get<std::string>().size() < 10)
     p.push_back("why: missing or too short to say what the kernel does");
   return p;
@@ -153,8 +172,8 @@ TEST_CASE("adversarial fixtures: every folder is built by build.sh and run by th
 TEST_CASE("adversarial fixtures: every kernel passes format and compile") {
   auto ev = make_local_evaluator(local_evaluator_options{"off"});
   for (const auto& name : fixture_names()) {
-    fs::path dir = fixtures_dir() / name;
-    nlohmann::json e = read_json_file(dir / "expected.json");
+    nlohmann::json e = read_json_file(fixtures_dir() / name / "expected.json");
+    const fs::path dir = kernel_dir_of(name, e);
     evaluation_request req;
     req.t = load_task_file(tasks_dir() / (e.at("task").get<std::string>() + ".json"));
     req.ptx = read_text_file(dir / "kernel.ptx");

@@ -88,7 +88,9 @@ TEST_CASE("static-stage operators get the verdict they aim at without a GPU") {
       {"gemm_bf16_wgmma_tma", "misspelled_modifier"},    {"gemm_bf16_wgmma_tma", "wrong_register_type"},
       {"gemm_bf16_wgmma_tma", "undeclared_register"},    {"gemm_bf16_wgmma_tma", "wrong_state_space"},
       {"gemm_bf16_wgmma_tma", "try_wait_to_test_wait"},  {"gemm_bf16_wgmma", "wgmma_to_mma_sync"},
-      {"gemm_bf16_mma_sync", "cp_async_to_plain_copy"},
+      {"gemm_bf16_mma_sync", "cp_async_to_plain_copy"},  {"gemm_bf16_wgmma", "cuda_core_rewrite"},
+      {"attention_fwd_bf16_wgmma", "cuda_core_rewrite"}, {"attention_fwd_bf16_wgmma_causal", "cuda_core_rewrite"},
+      {"attention_bwd_bf16_wgmma", "cuda_core_rewrite"},
   };
   for (const auto& s : samples) {
     CAPTURE(s.task);
@@ -107,13 +109,65 @@ TEST_CASE("static-stage operators get the verdict they aim at without a GPU") {
 TEST_CASE("a GPU-stage mutant judged without a GPU is not run and not kept") {
   auto eval = testing::static_evaluator();
   auto ts = testing::solution_of("gemm_bf16_wgmma_tma");
-  for (const char* name : {"mbarrier_parity_flipped", "tile_bound_off_by_one", "setmaxnreg_removed"}) {
+  for (const char* name : {"mbarrier_parity_flipped", "tile_bound_off_by_one", "setmaxnreg_removed",
+                           "mbarrier_wait_backoff"}) {
     CAPTURE(name);
     const auto& o = op(name);
     auto m = mutate::apply_operator(o, ts.t, ts.s, 1, 0);
     REQUIRE(m.has_value());
     CHECK(mutate::classify(judge(*eval, ts.t, *m), o.target) == mutate::mutant_outcome::not_run);
   }
+}
+
+TEST_CASE("performance operators slow the pipeline without changing what is computed") {
+  // Back-off: a sleep before every retry branch of every mbarrier wait, and nothing else changed.
+  auto tma = testing::solution_of("gemm_bf16_wgmma_tma");
+  auto m = mutate::apply_operator(op("mbarrier_wait_backoff"), tma.t, tma.s, 1, 0);
+  REQUIRE(m.has_value());
+  auto count = [](const std::string& text, const std::string& part) {
+    size_t n = 0;
+    for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+  };
+  const size_t waits = count(tma.s.ptx, "mbarrier.try_wait");
+  REQUIRE(waits > 0);
+  CHECK(count(m->ptx, "nanosleep.u32") == waits);
+  CHECK(count(m->ptx, "\n") == count(tma.s.ptx, "\n") + waits);
+  CHECK(m->manifest_text == tma.s.manifest_text);
+  CHECK(m->change.find(std::to_string(waits) + " mbarrier waits sleep") == 0);
+  // Every attention solution waits on mbarriers too.
+  for (const char* id : {"attention_fwd_bf16_wgmma", "attention_bwd_bf16_wgmma"}) {
+    auto a = testing::solution_of(id);
+    CHECK_MESSAGE(mutate::apply_operator(op("mbarrier_wait_backoff"), a.t, a.s, 1, 0).has_value(), id);
+  }
+  // Single stage: only the cp.async task has cp.async waits with groups left in flight.
+  auto mma = testing::solution_of("gemm_bf16_mma_sync");
+  auto single = mutate::apply_operator(op("cp_async_single_stage"), mma.t, mma.s, 1, 0);
+  REQUIRE(single.has_value());
+  CHECK(count(single->ptx, "cp.async.wait_group 0;") == count(mma.s.ptx, "cp.async.wait_group 0;") + 1);
+  CHECK_FALSE(mutate::apply_operator(op("cp_async_single_stage"), tma.t, tma.s, 1, 0));
+  // The rewrite exists only where the solution folder has one.
+  CHECK_FALSE(mutate::apply_operator(op("cuda_core_rewrite"), tma.t, tma.s, 1, 0));
+  // No mbarrier wait, nothing to slow down.
+  CHECK_FALSE(mutate::apply_operator(op("mbarrier_wait_backoff"), mma.t, mma.s, 1, 0));
+}
+
+TEST_CASE("mutants are drawn one target stage at a time") {
+  std::vector<const mutate::mutation_operator*> all;
+  for (const auto& o : mutate::catalogue()) all.push_back(&o);
+  auto order = mutate::interleave_by_stage(all);
+  REQUIRE(order.size() == all.size());
+  std::set<std::string> names;
+  for (const auto* o : order) names.insert(o->name);
+  CHECK(names.size() == all.size());
+  // The first six are one of each stage, in judging order.
+  for (int i = 0; i < stage_count; ++i) CHECK(order[size_t(i)]->target == stage(i));
+  // A task whose operators are mostly format ones still gets its performance one early.
+  std::vector<const mutate::mutation_operator*> skewed{&op("manifest_missing"), &op("params_count_wrong"),
+                                                       &op("params_order_wrong"), &op("entry_mismatch"),
+                                                       &op("mbarrier_wait_backoff")};
+  auto o2 = mutate::interleave_by_stage(skewed);
+  CHECK(std::string(o2[1]->name) == "mbarrier_wait_backoff");
 }
 
 }  // namespace
