@@ -100,13 +100,15 @@ bool better(const evaluation_result& a, const evaluation_result& b) {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ptxas_diagnostic, line, severity, message, quoted)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(kernel_resources, kernel, registers, spill_store_bytes,
                                                 spill_load_bytes, stack_bytes, static_shared_bytes, constant_bytes)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(compile_report, arch, log, diagnostics, kernels, cubin_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(compile_report, arch, log, diagnostics, kernels, cubin_bytes,
+                                                cache_hit)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(instruction_check::at_size, size, executed, flop_share, bytes_share,
                                                 per_step, passed)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(instruction_check, ptx, ptx_count, sass_opcodes, sass_count,
                                                 executed, flop_share, is_math, passed, note, sizes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(counting_pass_time, size, launch, wall_ms, worker_ms, phase_ms)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(instruction_report, static_passed, dynamic_ran, other_math_share,
-                                                sass_source, checks, executed_by_opcode)
+                                                sass_source, checks, executed_by_opcode, static_ms, counting)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(seed_record, public_seeds, hidden, timing, counting)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(runtime_report, error, launch_index, size, context_lost)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(output_check, tensor, size, seed, hidden_seed, elements,

@@ -64,6 +64,7 @@ struct compile_report {
   std::vector<ptxas_diagnostic> diagnostics;
   std::vector<kernel_resources> kernels;
   size_t cubin_bytes = 0;
+  bool cache_hit = false;                 // the same PTX, arch and compiler were compiled before
 };
 
 // One targeted instruction: written? in the SASS? executed? doing the math?
@@ -90,6 +91,16 @@ struct instruction_check {
   std::vector<at_size> sizes;
 };
 
+// One executed-instruction counting pass as the supervisor saw it: its wall
+// time (waiting for a spare worker included) and the worker's own phases.
+struct counting_pass_time {
+  std::string size;
+  int launch = 0;
+  double wall_ms = 0;    // from asking for a spare to the counts back
+  double worker_ms = 0;  // inside the worker
+  std::map<std::string, double> phase_ms;
+};
+
 struct instruction_report {
   bool static_passed = false;   // every target in PTX and SASS
   bool dynamic_ran = false;     // the executed-count pass ran (at every counted size)
@@ -100,6 +111,8 @@ struct instruction_report {
   std::string sass_source;      // "nvdisasm --emit-json", "cuobjdump", or "" when none
   std::vector<instruction_check> checks;
   std::map<std::string, int64_t> executed_by_opcode;  // top opcodes of the instrumented run
+  double static_ms = 0;                     // the static check (disassembly included)
+  std::vector<counting_pass_time> counting;  // the counting passes, where the stage's time went
 };
 
 struct runtime_report {

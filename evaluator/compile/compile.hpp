@@ -6,6 +6,7 @@
 // infrastructure throws.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,20 @@ struct compiled_module {
 // Compiles for `arch` (e.g. "sm_90a") with verbose ptxas output, through the
 // compiler chosen by compiler_backend::automatic (below). Thread-safe. Works
 // without a GPU or driver. Never throws for a bad module or architecture name.
+// Results are cached in memory (compile_cache.cpp): the same PTX for the same
+// architecture and compiler build is compiled once (report.cache_hit on a
+// hit); $PTXBENCH_COMPILE_CACHE_MB bounds the cache (default 256, 0 = off).
 compiled_module compile_ptx(const std::string& ptx, const std::string& arch);
+
+struct compile_cache_stats {
+  uint64_t hits = 0, misses = 0, evictions = 0;
+  size_t entries = 0, bytes = 0;
+};
+compile_cache_stats compile_cache_statistics();
+void compile_cache_clear();
+size_t compile_cache_capacity();
+// "major.minor" of the nvJitLink library linked in.
+std::string nvjitlink_version();
 
 // The compiler behind compile_ptx. nvJitLink compiles PTX as a relocatable
 // unit (ptxas -c), in which ptxas drops setmaxnreg ("C7504: 'setmaxnreg'

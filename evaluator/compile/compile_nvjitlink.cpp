@@ -109,4 +109,10 @@ void compile_with_nvjitlink(const std::string& ptx, const std::string& arch, com
   out.ok = true;
 }
 
+std::string nvjitlink_version() {
+  unsigned major = 0, minor = 0;
+  if (nvJitLinkVersion(&major, &minor) != NVJITLINK_SUCCESS) return "unknown";
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
 }  // namespace ptxbench

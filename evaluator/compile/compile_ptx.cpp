@@ -54,10 +54,6 @@ std::string ptx_bounds_problem(const std::string& ptx) {
   return "";
 }
 
-compiled_module compile_ptx(const std::string& ptx, const std::string& arch) {
-  return compile_ptx(ptx, arch, compiler_backend::automatic);
-}
-
 compiled_module compile_ptx(const std::string& ptx, const std::string& arch, compiler_backend backend) {
   const auto start = std::chrono::steady_clock::now();
   compiled_module out;

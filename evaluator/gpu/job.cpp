@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 #include "evaluator/api/expression.hpp"
 #include "evaluator/gpu/candidate_run.hpp"
@@ -55,17 +56,25 @@ std::string load(const std::vector<char>& cubin, loaded_module& out, bool& stick
 // Returns "" or why nothing was counted; `output_error` says when the counted
 // run computed a wrong result (a kernel that behaves differently when counted).
 std::string counted_run(worker_state& w, reference_cache& refs, const protocol::worker_job& job,
-                        sass_count_result& counted, std::string& output_error) {
+                        sass_count_result& counted, std::string& output_error, std::map<std::string, double>& phase) {
   const task& t = job.t;
   const size_point& s = t.sizes.at(size_t(job.count_size));
+  auto mark = std::chrono::steady_clock::now();
+  const auto lap = [&](const char* name) {
+    phase[name] += ms_since(mark);
+    mark = std::chrono::steady_clock::now();
+  };
   loaded_module before;
   bool sticky = false;
   if (std::string why = load(job.cubin, before, sticky); !why.empty()) return "module load before the pass: " + why;
   auto run = make_size_run(w, before.module, t, job.m, s);
   if (!run->plan.refusal.empty()) return "launch refused: " + run->plan.refusal;
+  lap("load");
   std::shared_ptr<const reference_set> ref = refs.prepare(t, s, job.count_seed, run->addresses, false);
+  lap("reference");
   prepare_buffers(w, t, job.m, *run, before.globals);
   PTXB_CU(cuStreamSynchronize(w.stream));
+  lap("inputs");
   const size_t target = size_t(job.count_launch);
   auto run_uninstrumented = [&](launch_plan& plan, size_t from, size_t to) -> std::string {
     for (size_t i = from; i < to && i < plan.launches.size(); ++i) {
@@ -76,6 +85,7 @@ std::string counted_run(worker_state& w, reference_cache& refs, const protocol::
     return "";
   };
   if (std::string e = run_uninstrumented(run->plan, 0, target); !e.empty()) return "instrumented run failed: " + e;
+  lap("launches_before");
   // No copy of the cubin stays loaded while the pass is on (as in the flow
   // measured to record on the H200): the counted launch and the ones after it
   // come from the module loaded inside the pass, which stays loaded until
@@ -102,15 +112,22 @@ std::string counted_run(worker_state& w, reference_cache& refs, const protocol::
       if (e != CUDA_SUCCESS) inner = "launch " + std::to_string(target) + ": " + describe(e);
     }
   });
+  lap("pass");
+  phase["pass_setup"] = counted.setup_ms;
+  phase["pass_work"] = counted.work_ms;
+  phase["pass_flush"] = counted.flush_ms;
   std::string after;
   if (counted.ok && inner.empty()) after = run_uninstrumented(plan, target + 1, plan.launches.size());
   plan = launch_plan{};
   if (module) cuModuleUnload(module);
+  lap("launches_after");
   if (!counted.ok) return "CUPTI SASS counting failed: " + counted.error;
   if (!inner.empty()) return "instrumented run failed: " + inner;
   if (!after.empty()) return "run after the instrumented launch failed: " + after;
   correctness_report report;
-  if (!check_outputs(w, refs, t, *run, *ref, job.count_seed, true, report)) {
+  const bool outputs_ok = check_outputs(w, refs, t, *run, *ref, job.count_seed, true, report);
+  lap("check");
+  if (!outputs_ok) {
     for (const auto& c : report.outputs)
       if (!c.passed) {
         output_error = c.tensor + " was wrong in the run whose instructions were counted, at " + c.size +
@@ -135,7 +152,7 @@ protocol::dynamic_counts count_pass(worker_state& w, reference_cache& refs, cons
   w.report("counting executed instructions of launch " + std::to_string(job.count_launch) + " at " + d.size,
            std::max(60000.0, 20 * job.time_limit_ms), job.count_launch, d.size);
   sass_count_result counted;
-  d.error = counted_run(w, refs, job, counted, d.output_error);
+  d.error = counted_run(w, refs, job, counted, d.output_error, d.phase_ms);
   d.ran = d.error.empty();
   if (d.ran)
     for (const auto& c : counted.counts) d.counts.push_back({c.function, c.pc_offset, c.executed});

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <future>
+#include <tuple>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -293,12 +294,13 @@ class local_evaluator final : public evaluator {
   // Returns "" and the counts per size, or why the proof is incomplete;
   // `output_error` is set when a counted run computed a wrong result.
   std::string count_instructions(gpu_slot& slot, const protocol::worker_job& main, const manifest& m,
-                                 std::vector<size_counts>& counted, std::string& output_error) {
+                                 std::vector<size_counts>& counted, std::string& output_error,
+                                 std::vector<counting_pass_time>& times) {
     std::vector<int> sizes = counted_size_indexes(main.t);
     struct pass {
       size_t size_slot;
       int launch;
-      std::future<std::pair<job_outcome, std::string>> result;
+      std::future<std::tuple<job_outcome, std::string, double>> result;
     };
     std::vector<pass> passes;
     counted.clear();
@@ -313,14 +315,17 @@ class local_evaluator final : public evaluator {
         job.count_size = sizes[k];
         passes.push_back({k, int(l), std::async(std::launch::async, [&slot, job] {
                             std::string err;
+                            const auto t0 = clock_type::now();
                             job_outcome o = slot.count(job, err);
-                            return std::make_pair(std::move(o), err);
+                            return std::make_tuple(std::move(o), err, ms_since(t0));
                           })});
       }
     }
     std::string error;
     for (auto& p : passes) {
-      auto [out, start_error] = p.result.get();
+      auto [out, start_error, wall_ms] = p.result.get();
+      times.push_back({counted[p.size_slot].size, p.launch, wall_ms, out.result.dynamic.time_ms,
+                       out.result.dynamic.phase_ms});
       std::string why = !start_error.empty()                 ? start_error
                         : out.end != job_end::result         ? out.cause
                         : !out.result.dynamic.ran            ? out.result.dynamic.error
@@ -363,6 +368,7 @@ class local_evaluator final : public evaluator {
     r.gpu = gpu_description();
     static_part p = static_check.get();
     r.instructions = p.report;
+    r.instructions.static_ms = p.ms;
     r.stages[stage::instructions].time_ms = p.ms;
     std::vector<size_counts> counted;
     std::string missing;
@@ -392,7 +398,7 @@ class local_evaluator final : public evaluator {
       } else if (reached) {
         auto t0 = clock_type::now();
         std::string output_error;
-        missing = count_instructions(slot, job, m, counted, output_error);
+        missing = count_instructions(slot, job, m, counted, output_error, r.instructions.counting);
         r.stages[stage::instructions].time_ms += ms_since(t0);
         if (!output_error.empty()) {
           // Right when checked, wrong when counted: the kernel behaves differently under observation.

@@ -191,6 +191,7 @@ nlohmann::json to_json(const worker_result& r) {
             {"size", r.dynamic.size},
             {"task_flops", r.dynamic.task_flops},
             {"time_ms", r.dynamic.time_ms},
+            {"phase_ms", r.dynamic.phase_ms},
             {"counts", counts}}}};
 }
 
@@ -210,6 +211,9 @@ worker_result result_from_json(const nlohmann::json& j) {
     r.dynamic.size = d.value("size", "");
     r.dynamic.task_flops = d.value("task_flops", 0.0);
     r.dynamic.time_ms = d.value("time_ms", 0.0);
+    if (d.contains("phase_ms") && d["phase_ms"].is_object())
+      for (auto it = d["phase_ms"].begin(); it != d["phase_ms"].end(); ++it)
+        if (it.value().is_number()) r.dynamic.phase_ms[it.key()] = it.value().get<double>();
     for (const auto& c : d.value("counts", nlohmann::json::array()))
       r.dynamic.counts.push_back({c.at(0).get<std::string>(), c.at(1).get<uint64_t>(), c.at(2).get<uint64_t>()});
   }

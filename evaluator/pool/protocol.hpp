@@ -23,6 +23,7 @@
 //                 "counts":[["gemm",1024,4096], ...]}}   // [function, pc offset, executed]
 //   A worker whose CUDA context is lost (sticky error) sends its result and exits.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,7 @@ struct dynamic_counts {
   std::string size;      // size it ran at
   double task_flops = 0;  // task FLOPs at that size
   double time_ms = 0;     // wall time of the instrumented pass
+  std::map<std::string, double> phase_ms;  // where that time went, by phase
   std::vector<pc_count> counts;
 };
 

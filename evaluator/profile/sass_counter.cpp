@@ -13,6 +13,7 @@
 #include <cupti_sass_metrics.h>
 #include <cupti_target.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -154,6 +155,14 @@ void configure_device_once(uint32_t device_index) {
 sass_count_result count_executed_sass(CUcontext context, const std::function<void()>& work) {
   sass_count_result result;
   bool enabled = false;
+  using clock = std::chrono::steady_clock;
+  auto mark = clock::now();
+  const auto lap = [&mark] {
+    const auto now = clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - mark).count();
+    mark = now;
+    return ms;
+  };
   try {
     context_scope scope(context);
     CUdevice device = 0;
@@ -166,18 +175,21 @@ sass_count_result count_executed_sass(CUcontext context, const std::function<voi
     enable.enableLazyPatching = 1;
     check(cuptiSassMetricsEnable(&enable), "cuptiSassMetricsEnable");
     enabled = true;
+    result.setup_ms = lap();
     try {
       work();
     } catch (const std::exception& e) {
       throw cupti_failure(std::string("the instrumented work failed: ") + e.what());
     }
     if (cuCtxSynchronize() != CUDA_SUCCESS) throw cupti_failure("cuCtxSynchronize after the instrumented work failed");
+    result.work_ms = lap();
     result.counts = flush(context);
     result.ok = true;
     enabled = false;
     CUpti_SassMetricsDisable_Params disable{CUpti_SassMetricsDisable_Params_STRUCT_SIZE};
     disable.ctx = context;
     check(cuptiSassMetricsDisable(&disable), "cuptiSassMetricsDisable");
+    result.flush_ms = lap();
   } catch (const cupti_failure& e) {
     result.ok = false;
     result.error = e.what();

@@ -24,6 +24,9 @@ struct sass_count_result {
   bool ok = false;
   std::string error;  // why counting failed
   std::vector<sass_pc_count> counts;
+  // Where the pass spent its time (ms): profiler set-up and Enable, the work,
+  // and the flush of the records.
+  double setup_ms = 0, work_ms = 0, flush_ms = 0;
 };
 
 // Seen with CUPTI 13.0 on the H200 (2026-12-02): only the first instrumented
