@@ -217,3 +217,57 @@ TEST_CASE("a branched export writes a dataset card whose features list the branc
   for (const auto& r : corrections) CHECK(r.body["completion"][0]["content"].get<std::string>().find("branch") != std::string::npos);
   CHECK(corrections.size() == 1);  // round 0 compile -> round 1 passed (b2)
 }
+
+namespace {
+// Judges every candidate "compile", except those whose PTX names "branch 1": "correctness".
+class replay_judge : public evaluator {
+ public:
+  evaluation_result evaluate(const evaluation_request& request) override {
+    ++calls;
+    auto r = make_result(request.ptx.find("branch 1") != std::string::npos ? "correctness" : "compile");
+    r.evaluator_version = version();
+    return r;
+  }
+  std::string version() const override { return "9.9.9"; }
+  std::string gpu_description() const override { return "none"; }
+  int calls = 0;
+};
+}  // namespace
+
+TEST_CASE("replay copies the siblings with the run's choice - judges the others again - the chosen takes its turn's verdict") {
+  auto f = make_branched_db();
+  auto target = run_store::open(f.dir / "replayed.db");
+  replay_judge judge;
+  replay_options o;
+  o.experiment = "br";
+  auto s = replay_experiment(*f.store, *target, judge, [](const std::string& id) {
+    task t;
+    t.id = id;
+    t.family = "gemm";
+    return std::optional<task>(t);
+  }, o);
+  // 3 turns, and the 6 siblings that were not chosen.
+  CHECK(s.candidates == 9);
+  CHECK(judge.calls == 9);
+  CHECK(s.problems.empty());
+  auto exp = target->find_experiment("br-replay");
+  REQUIRE(exp);
+  auto tr = target->trajectories(exp->id).at(0);
+  auto siblings = target->branch_replies(tr.id);
+  REQUIRE(siblings.size() == 8);
+  auto turns = target->turns(tr.id);
+  REQUIRE(turns.size() == 3);
+  for (const auto& b : siblings) {
+    INFO("round " << b.turn.round << " branch " << b.branch);
+    REQUIRE(b.evaluation);
+    CHECK(b.evaluation->evaluator_version == "9.9.9");
+    CHECK(b.evaluation->verdict == (b.branch == 1 ? "correctness" : "compile"));
+    if (b.chosen) CHECK(b.evaluation->result == turns[b.turn.round].evaluation->result);
+  }
+  CHECK(siblings[2].chosen);  // round 1 branch 2, as in the run
+  // A sibling whose verdict changed is listed with its branch.
+  bool listed = false;
+  for (const auto& c : s.changes) listed = listed || (c.round == 1 && c.branch == 1 && c.new_verdict == "correctness");
+  CHECK(listed);
+  CHECK(format_replay_summary(s).find("round 1 branch 1: passed -> correctness") != std::string::npos);
+}
