@@ -1,4 +1,6 @@
-// Preference pairs from the siblings of branched repair rounds (run --branch N):
+// The data products of branched runs (run --branch N): preference pairs from
+// the siblings of a round, replay of the siblings, the report by LLM calls.
+// Preference pairs:
 // one prompt, chosen = got further or faster, ties and errors make no pair,
 // provenance says round, branches and the rule that decided.
 #include <doctest/doctest.h>
@@ -7,6 +9,7 @@
 #include <sstream>
 
 #include "agent/data/export.hpp"
+#include "agent/data/report.hpp"
 #include "fixture_db.hpp"
 
 using namespace ptxbench;
@@ -270,4 +273,56 @@ TEST_CASE("replay copies the siblings with the run's choice - judges the others 
   for (const auto& c : s.changes) listed = listed || (c.round == 1 && c.branch == 1 && c.new_verdict == "correctness");
   CHECK(listed);
   CHECK(format_replay_summary(s).find("round 1 branch 1: passed -> correctness") != std::string::npos);
+}
+
+TEST_CASE("the report compares experiments by LLM calls per trajectory - every sibling is a call") {
+  auto f = make_branched_db();
+  // A second experiment without branching: compile, then passed at its second call.
+  experiment_row e;
+  e.name = "plain";
+  e.config = {{"rounds", 2}};
+  e.evaluator_version = "0.1.0";
+  e.model = "m1";
+  const int64_t plain = f.store->create_experiment(e);
+  add_trajectory(*f.store, plain, "gemm_bf16_wgmma", "gemm", 0, "P", {{"compile"}, {"passed", 1.3}});
+  auto experiments = load_experiments(*f.store, {"plain", "br"});
+  auto curves = compute_calls_curves(experiments);
+  REQUIRE(curves.size() == 2);
+  const auto& p = curves[0];
+  CHECK(p.experiment == "plain");
+  CHECK(p.branch == 1);
+  CHECK(p.llm_calls == 2);
+  REQUIRE(p.points.size() == 2);
+  CHECK(p.points[0].at.compiled == 0.0);
+  CHECK(p.points[1].at.passed == 1.0);
+  const auto& b = curves[1];
+  CHECK(b.branch == 4);
+  CHECK(b.rounds == 3);
+  // Round 0, then 4 + 4 siblings: the chosen ones are not counted twice.
+  CHECK(b.llm_calls == 9);
+  REQUIRE(b.points.size() == 9);
+  CHECK(b.points[0].at.compiled == 0.0);       // round 0 failed to compile
+  CHECK(b.points[1].at.compiled == 1.0);       // round 1 branch 0: correctness
+  CHECK(b.points[1].at.passed == 0.0);
+  CHECK(b.points[1].no_failed_stage == 0.0);
+  CHECK(b.points[2].at.passed == 1.0);         // round 1 branch 1 passed
+  CHECK(b.points[2].no_failed_stage == 1.0);
+  CHECK(b.points[8].at.passed == 1.0);         // best so far never falls
+  CHECK(b.points[2].at.fast_p[fast_1_index] == 1.0);
+
+  auto groups = compute_metrics(experiments);
+  const auto text = format_report_text(groups, curves);
+  CHECK(text.find("by LLM calls per trajectory") != std::string::npos);
+  CHECK(text.find("br: branch 4, 3 rounds, 1 trajectories, 9 LLM calls (9.0 per trajectory)") != std::string::npos);
+  auto json = render_report_json(groups, {experiments[0].experiment, experiments[1].experiment}, "x.db", curves);
+  REQUIRE(json["by_llm_calls"].size() == 2);
+  CHECK(json["by_llm_calls"][1]["branch"] == 4);
+  CHECK(json["by_llm_calls"][1]["points"].size() == 9);
+  CHECK(json["by_llm_calls"][1]["points"][2]["passed"] == 1.0);
+  CHECK(json["by_llm_calls"][0]["calls_per_trajectory"] == 2.0);
+  const auto html = render_report_html(groups, {experiments[0].experiment}, "x.db", curves);
+  CHECK(html.find("By LLM calls per trajectory") != std::string::npos);
+  CHECK(html.find("calls_passed") != std::string::npos);
+  // Without curves the report is as before.
+  CHECK(format_report_text(groups).find("by LLM calls") == std::string::npos);
 }
