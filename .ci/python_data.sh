@@ -28,5 +28,6 @@ echo "python_data: pip install datasets took $((SECONDS - start)) s"
 "$work/venv/bin/python" scripts/check_datasets.py "$work/correction" "$work/preference" "$work/branched"
 
 if [ "${PTXBENCH_CI_TRL:-0}" = 1 ]; then
-  scripts/check_trl.sh "$work/correction" "$work/preference"
+  # DPO on the branched export: its round-0 pair and its sibling pairs of round >= 1.
+  scripts/check_trl.sh "$work/correction" "$work/branched"
 fi
