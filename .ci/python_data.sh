@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The exports as a researcher loads them: the demo run, then `export --out DIR`
-# (prompt_completion corrections and preference pairs) read back with Hugging
+# (prompt_completion corrections and preference pairs, also of a `--branch 2` run) read back with Hugging
 # Face `datasets.load_dataset`. With PTXBENCH_CI_TRL=1 also TRL's SFT and DPO
 # dataset preparation (scripts/check_trl.sh; installs torch, slow).
 # Needs the build (./scripts/setup.sh) and network access to PyPI. Measured on the
@@ -20,9 +20,14 @@ echo "python_data: pip install datasets took $((SECONDS - start)) s"
 ./build/bin/ptxbench run --config configs/demo.json --db "$work/demo.db" --latency-ms 0 --quiet || [ $? -eq 1 ]
 ./build/bin/ptxbench export --db "$work/demo.db" --kind correction --format prompt_completion --reasoning field \
   --out "$work/correction"
-./build/bin/ptxbench export --db "$work/demo.db" --kind preference --out "$work/preference"
-"$work/venv/bin/python" scripts/check_datasets.py "$work/correction" "$work/preference"
+./build/bin/ptxbench export --db "$work/demo.db" --experiment demo --kind preference --out "$work/preference"
+# Branching: 2 replies per repair round give preference pairs of round >= 1 (siblings).
+./build/bin/ptxbench run --config configs/demo.json --db "$work/demo.db" --name demo-branch --branch 2 \
+  --latency-ms 0 --quiet || [ $? -eq 1 ]
+./build/bin/ptxbench export --db "$work/demo.db" --experiment demo-branch --kind preference --out "$work/branched"
+"$work/venv/bin/python" scripts/check_datasets.py "$work/correction" "$work/preference" "$work/branched"
 
 if [ "${PTXBENCH_CI_TRL:-0}" = 1 ]; then
-  scripts/check_trl.sh "$work/correction" "$work/preference"
+  # DPO on the branched export: its round-0 pair and its sibling pairs of round >= 1.
+  scripts/check_trl.sh "$work/correction" "$work/branched"
 fi

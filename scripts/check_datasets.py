@@ -2,7 +2,11 @@
 checks what a trainer relies on: the declared features, a completion that is
 one assistant message not found in its prompt, and typed provenance.
 
-usage: check_datasets.py CORRECTION_DIR PREFERENCE_DIR
+With BRANCHED_DIR (a preference export of a `run --branch N` experiment): it has
+rows of round >= 1 that pair siblings of one round, and it concatenates with
+PREFERENCE_DIR (one schema, the branch columns typed where they are all null).
+
+usage: check_datasets.py CORRECTION_DIR PREFERENCE_DIR [BRANCHED_DIR]
 """
 import sys
 
@@ -47,11 +51,31 @@ def check_preference(path):
     return ds
 
 
+def check_branched(path, preference):
+    ds = check_preference(path)
+    repairs = [row for row in ds if row["provenance"]["round"] >= 1]
+    if not repairs:
+        fail(f"{path}: no preference row of round >= 1")
+    for row in repairs:
+        p = row["provenance"]
+        if p["pair"] != "siblings" or p["branch"] is None or p["rejected_branch"] is None:
+            fail(f"{path}: a round {p['round']} row is not a pair of siblings: {p}")
+        if p["rejected_trajectory"] != p["trajectory"] or p["rejected_round"] != p["round"]:
+            fail(f"{path}: siblings of different rounds paired: {p}")
+    if ds.features["provenance"]["branch"].dtype != "int64":
+        fail(f"{path}: provenance.branch is {ds.features['provenance']['branch']}, not int64")
+    both = datasets.concatenate_datasets([preference, ds])
+    print(f"check_datasets: {path}: {len(repairs)} sibling pairs of round >= 1; concatenated with "
+          f"the round-0 pairs: {len(both)} rows")
+
+
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         fail(__doc__.strip().splitlines()[-1])
     correction = check_correction(sys.argv[1])
-    check_preference(sys.argv[2])
+    preference = check_preference(sys.argv[2])
+    if len(sys.argv) == 4:
+        check_branched(sys.argv[3], preference)
     # The card types the column, so an export whose speedups are all null (a
     # run without a GPU) still reads as float64 and concatenates with one that has them.
     nulls = sum(row["provenance"]["speedup"] is None for row in correction)

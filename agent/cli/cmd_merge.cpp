@@ -14,23 +14,24 @@ namespace {
 
 void print_summary(const merge_result& r, const std::filesystem::path& out) {
   std::printf("merged %d input database%s into %s\n\n", r.inputs, r.inputs == 1 ? "" : "s", out.c_str());
-  std::printf("%-28s %-6s %-11s %12s %10s %8s %6s %12s %9s\n", "experiment", "inputs", "status", "trajectories",
-              "completed", "skipped", "turns", "evaluations", "failures");
+  std::printf("%-28s %-6s %-11s %12s %10s %8s %6s %12s %9s %9s\n", "experiment", "inputs", "status", "trajectories",
+              "completed", "skipped", "turns", "evaluations", "failures", "siblings");
   for (const auto& e : r.experiments)
-    std::printf("%-28s %-6d %-11s %12d %10d %8d %6d %12d %9d%s\n", e.name.c_str(), e.databases, e.status.c_str(),
+    std::printf("%-28s %-6d %-11s %12d %10d %8d %6d %12d %9d %9d%s\n", e.name.c_str(), e.databases, e.status.c_str(),
                 e.trajectories_copied, e.trajectories_completed, e.trajectories_skipped, e.turns, e.evaluations,
-                e.llm_failures, e.created ? "" : "  (existed)");
+                e.llm_failures, e.branch_replies, e.created ? "" : "  (existed)");
   int skipped = 0;
   int completed = 0;
   for (const auto& e : r.experiments) {
     skipped += e.trajectories_skipped;
     completed += e.trajectories_completed;
   }
-  std::printf("%-28s %-6d %-11s %12d %10d %8d %6d %12d %9d\n", "total", r.inputs, "",
+  std::printf("%-28s %-6d %-11s %12d %10d %8d %6d %12d %9d %9d\n", "total", r.inputs, "",
               r.total_trajectories() - completed, completed, skipped, r.total_turns(), r.total_evaluations(),
-              r.total_llm_failures());
+              r.total_llm_failures(), r.total_branch_replies());
   std::printf("\ntrajectories: new ones copied; completed: pending in the output and continued; "
-              "skipped: already present and identical.\ncounts are rows written.\n");
+              "skipped: already present and identical; siblings: replies of branched rounds (run --branch).\n"
+              "counts are rows written.\n");
   for (const auto& w : r.warnings) std::fprintf(stderr, "ptxbench: warning: %s\n", w.c_str());
 }
 

@@ -13,7 +13,8 @@ namespace ptxbench::cli {
 int cmd_report(int argc, char** argv) {
   cxxopts::Options opts(argv[0],
                         "Report compile %, correct %, instructions %, fast_p, pass@k and speedups per model x task, "
-                        "and how each repair round moves them.");
+                        "how each repair round moves them, and the experiments side by side by LLM calls per "
+                        "trajectory (branch 1 against branch N at equal calls).");
   opts.add_options()
     ("db", "run database", cxxopts::value<std::string>())
     ("experiment", "only these experiments (repeatable, comma-separated; default all)",
@@ -33,25 +34,27 @@ int cmd_report(int argc, char** argv) {
   auto store = run_store::open(*db, true);
   auto experiments = data::load_experiments(*store, names);
   auto groups = data::compute_metrics(experiments);
+  // Experiments side by side by LLM calls per trajectory (branch 1 against branch N).
+  auto curves = data::compute_calls_curves(experiments);
   std::vector<experiment_row> rows;
   for (const auto& e : experiments) rows.push_back(e.experiment);
   auto json_out = option_or_env(args, "json");
   if (json_out && *json_out == "-") {
-    std::printf("%s\n", data::render_report_json(groups, rows, *db).dump(2).c_str());
+    std::printf("%s\n", data::render_report_json(groups, rows, *db, curves).dump(2).c_str());
   } else {
-    std::fputs(data::format_report_text(groups).c_str(), stdout);
+    std::fputs(data::format_report_text(groups, curves).c_str(), stdout);
   }
   if (json_out && *json_out != "-") {
     std::ofstream file(*json_out, std::ios::binary);
     if (!file) throw std::runtime_error("cannot write " + *json_out);
-    file << data::render_report_json(groups, rows, *db).dump(2) << '\n';
+    file << data::render_report_json(groups, rows, *db, curves).dump(2) << '\n';
     if (!file.flush()) throw std::runtime_error("error writing " + *json_out);
     std::printf("wrote %s\n", json_out->c_str());
   }
   if (auto html = option_or_env(args, "html")) {
     std::ofstream file(*html, std::ios::binary);
     if (!file) throw std::runtime_error("cannot write " + *html);
-    file << data::render_report_html(groups, rows, *db);
+    file << data::render_report_html(groups, rows, *db, curves);
     if (!file.flush()) throw std::runtime_error("error writing " + *html);
     std::fprintf(json_out && *json_out == "-" ? stderr : stdout, "wrote %s\n", html->c_str());
   }

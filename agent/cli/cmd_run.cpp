@@ -99,6 +99,8 @@ int cmd_run(int argc, char** argv) {
     ("coverage-target", "keep sampling tasks until each task x failing-stage cell has N verified repairs",
      cxxopts::value<std::string>())
     ("max-llm-calls", "LLM-call budget of this process (required with --coverage-target)", cxxopts::value<std::string>())
+    ("branch", "replies sampled at each repair round; the best continues, the others are kept as siblings "
+               "(preference pairs). Each is an LLM call (1: no branching, at most 16)", cxxopts::value<std::string>())
     ("resume", "continue the named experiment from its database")
     ("quiet", "no progress output");
   cxxopts::ParseResult args;
@@ -132,6 +134,7 @@ int cmd_run(int argc, char** argv) {
   if (auto v = option_or_env(args, "evaluator-url")) cfg.evaluator_urls = split_csv(*v);
   if (auto v = option_or_env(args, "coverage-target")) cfg.coverage_target = int_option("coverage-target", *v, 0, 1000000);
   if (auto v = option_or_env(args, "max-llm-calls")) cfg.max_llm_calls = int_option("max-llm-calls", *v, 0, 1000000000);
+  if (auto v = option_or_env(args, "branch")) cfg.branch = int_option("branch", *v, 1, k_max_branch);
   if (auto v = option_or_env(args, "shard")) {
     auto slash = v->find('/');
     if (slash == std::string::npos) throw input_error("--shard: expected i/n, e.g. 0/8");
@@ -233,9 +236,10 @@ int cmd_run(int argc, char** argv) {
     eval = make_remote_evaluator(ro);
   }
   if (!quiet)
-    std::fprintf(stderr, "experiment %s -> %s | %zu tasks x %d samples x %d rounds | evaluator %s, GPU: %s\n",
-                 cfg.name.c_str(), cfg.db.c_str(), tasks.size(), cfg.samples, cfg.rounds, eval->version().c_str(),
-                 eval->gpu_description().c_str());
+    std::fprintf(stderr, "experiment %s -> %s | %zu tasks x %d samples x %d rounds%s | evaluator %s, GPU: %s\n",
+                 cfg.name.c_str(), cfg.db.c_str(), tasks.size(), cfg.samples, cfg.rounds,
+                 cfg.branch > 1 ? (", " + std::to_string(cfg.branch) + " replies per repair round").c_str() : "",
+                 eval->version().c_str(), eval->gpu_description().c_str());
 
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);

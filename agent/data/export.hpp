@@ -12,9 +12,16 @@
 //  sft         prompt [system, task], completion: the last turn of each
 //              trajectory whose verdict reached --min-fix-stage (default passed).
 //  preference  {"prompt": [...], "chosen": [assistant], "rejected": [assistant]}:
-//              turns sent the identical prompt (e.g. round 0 of every sample of a
-//              task), ranked by verdict then speedup; best pairs with worst, second
-//              with second worst, ..., only where one is strictly better.
+//              replies sent the identical prompt, ranked by verdict then speedup;
+//              best pairs with worst, second with second worst, ..., only where
+//              one is strictly better (ties make no pair, evaluator errors and
+//              unjudged replies are left out). Replies sent one prompt are round 0
+//              of every sample of a task, and the siblings of a branched repair
+//              round (run --branch N: N replies to one conversation state), whose
+//              pairs have round >= 1. Provenance says which: `pair` siblings or
+//              samples, `branch` / `rejected_branch` (null for a round's only
+//              reply), and `decided_by` stage (got further) or speedup (as far,
+//              faster).
 //
 // Format prompt_completion writes {"prompt", "completion"}, so a trainer's
 // completion-only loss never trains the failed attempt; format messages writes

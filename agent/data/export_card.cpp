@@ -25,7 +25,11 @@ std::string describe(const export_options& o) {
     case export_kind::sft: return "Supervised examples: the task, then an answer that reached the fix stage.";
     case export_kind::preference:
       return "Preference pairs: one prompt, the reply that got further (or was faster) as `chosen`, the other as "
-             "`rejected`.";
+             "`rejected`. Replies share a prompt when they are round 0 of samples of one task, or siblings of a "
+             "branched repair round (`run --branch N`: N replies to one conversation state, round >= 1); "
+             "`provenance.pair` says which (`samples`, `siblings`), `provenance.branch` and `rejected_branch` "
+             "name the siblings, `provenance.decided_by` whether the chosen reply got further (`stage`) or was "
+             "as far and faster (`speedup`).";
   }
   return "";
 }

@@ -1,6 +1,7 @@
 // Building export records: which turns make a correction, sft or preference
 // example, and the messages and provenance of each.
 #include <algorithm>
+#include <set>
 #include <tuple>
 
 #include "agent/data/export.hpp"
@@ -184,15 +185,67 @@ void sfts(const experiment_data& d, const export_options& o, std::vector<keyed_r
 struct prompt_entry {
   const trajectory_data* trajectory;
   const turn_view* turn;
+  std::optional<int> branch;  // a sibling of a branched round; nullopt: a round's only reply
+  std::string root;           // its candidate's earliest near-duplicate (root_of)
 };
+
+// The duplicate root of a sibling that is not the round's turn: the root of a
+// turn's candidate with the same fingerprint in the same task, if any, so a
+// sibling and a turn with one kernel count as duplicates; else the
+// fingerprint itself (or the sibling, without PTX).
+std::string sibling_root(const std::map<std::pair<std::string, std::string>, std::string>& turn_roots,
+                         const trajectory_data& t, const sibling_data& s) {
+  const std::string& hash = s.view.candidate ? s.view.candidate->normalised_hash : std::string();
+  if (hash.empty())
+    return "s" + std::to_string(t.trajectory.id) + "/" + std::to_string(s.view.turn.round) + "/" +
+           std::to_string(s.branch);
+  auto it = turn_roots.find({t.trajectory.task_id, hash});
+  return it != turn_roots.end() ? it->second : "h" + t.trajectory.task_id + "/" + hash;
+}
+
+// Every reply that may take part in a pair: a round's turn, or, for a
+// branched round, each of its siblings (the chosen one as the round's turn).
+std::vector<prompt_entry> preference_pool(const experiment_data& d) {
+  std::map<std::pair<std::string, std::string>, std::string> turn_roots;  // (task, fingerprint) -> root
+  for (const auto& t : d.trajectories)
+    for (const auto& turn : t.turns)
+      if (turn.candidate && !turn.candidate->normalised_hash.empty())
+        turn_roots.emplace(std::make_pair(t.trajectory.task_id, turn.candidate->normalised_hash), root_of(turn));
+  std::vector<prompt_entry> pool;
+  for (const auto& t : d.trajectories) {
+    std::map<int, const turn_view*> by_round;
+    for (const auto& turn : t.turns) by_round[turn.turn.round] = &turn;
+    std::set<int> rounds;
+    for (const auto& [round, turn] : by_round) rounds.insert(round);
+    for (const auto& [round, siblings] : t.siblings) rounds.insert(round);
+    for (int round : rounds) {
+      const auto turn = by_round.find(round);
+      const auto siblings = t.siblings.find(round);
+      if (siblings == t.siblings.end() || siblings->second.empty()) {
+        pool.push_back({&t, turn->second, std::nullopt, root_of(*turn->second)});
+        continue;
+      }
+      // A round whose siblings were not all recorded (a pending trajectory)
+      // still pairs the ones that were: they were sent the same prompt.
+      for (const auto& s : siblings->second) {
+        if (s.chosen && turn != by_round.end())
+          pool.push_back({&t, turn->second, s.branch, root_of(*turn->second)});
+        else
+          pool.push_back({&t, &s.view, s.branch, sibling_root(turn_roots, t, s)});
+      }
+    }
+  }
+  return pool;
+}
+
+json optional_int(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
 
 void preferences(const experiment_data& d, const export_options& o, std::vector<keyed_record>& out) {
   std::map<std::string, std::vector<prompt_entry>> groups;  // keyed by the exact prompt sent
-  for (const auto& t : d.trajectories) {
-    for (const auto& turn : t.turns) {
-      if (quality_of(turn).verdict < 0) continue;
-      groups[model_of(turn, d.experiment) + "\n" + turn.turn.messages.dump()].push_back({&t, &turn});
-    }
+  for (auto& entry : preference_pool(d)) {
+    // Unevaluated replies and evaluator errors have no verdict: never in a pair.
+    if (quality_of(*entry.turn).verdict < 0) continue;
+    groups[model_of(*entry.turn, d.experiment) + "\n" + entry.turn->turn.messages.dump()].push_back(std::move(entry));
   }
   for (auto& [key, entries] : groups) {
     // Best first; ties keep database order so the pairing is deterministic.
@@ -202,20 +255,35 @@ void preferences(const experiment_data& d, const export_options& o, std::vector<
     for (size_t i = 0, j = entries.size() - 1; i < j; ++i, --j) {
       const auto& chosen = entries[i];
       const auto& rejected = entries[j];
-      if (!better(quality_of(*chosen.turn), quality_of(*rejected.turn))) break;
-      int rejected_rank = quality_of(*rejected.turn).verdict;
+      const auto chosen_quality = quality_of(*chosen.turn);
+      const auto rejected_quality = quality_of(*rejected.turn);
+      if (!better(chosen_quality, rejected_quality)) break;
+      int rejected_rank = rejected_quality.verdict;
       if (!accept(o.filter, d, *chosen.trajectory, *chosen.turn, rejected_rank)) continue;
       json body = {{"prompt", prompt_messages(chosen.turn->turn.messages, o.reasoning)},
                    {"chosen", json::array({reply_message(chosen.turn->turn, o.reasoning)})},
                    {"rejected", json::array({reply_message(rejected.turn->turn, o.reasoning)})}};
       auto k = make_record({&d, chosen.trajectory, chosen.turn, rejected_rank, rejected.turn->turn.round}, o,
                            std::move(body));
-      k.record.body["provenance"]["rejected_trajectory"] = rejected.trajectory->trajectory.id;
-      k.record.body["provenance"]["rejected_round"] = rejected.turn->turn.round;
-      k.record.body["provenance"]["rejected_speedup"] = optional_number(quality_of(*rejected.turn).speedup);
+      auto& p = k.record.body["provenance"];
+      p["rejected_trajectory"] = rejected.trajectory->trajectory.id;
+      p["rejected_round"] = rejected.turn->turn.round;
+      p["rejected_speedup"] = optional_number(rejected_quality.speedup);
+      p["branch"] = optional_int(chosen.branch);
+      p["rejected_branch"] = optional_int(rejected.branch);
+      // siblings: two replies of one branched round of one trajectory;
+      // samples: replies of different trajectories (or rounds) sent the same prompt.
+      const bool siblings = chosen.branch && rejected.branch && chosen.trajectory == rejected.trajectory &&
+                            chosen.turn->turn.round == rejected.turn->turn.round;
+      p["pair"] = siblings ? "siblings" : "samples";
+      // stage: the chosen reply got further; speedup: as far, and faster.
+      p["decided_by"] = got_further(chosen_quality, rejected_quality) ? "stage" : "speedup";
       k.record.selection_key += "/" + std::to_string(rejected.trajectory->trajectory.sample);
+      if (chosen.branch || rejected.branch)
+        k.record.selection_key += "/b" + std::to_string(chosen.branch.value_or(-1)) + "/" +
+                                  std::to_string(rejected.branch.value_or(-1));
       std::get<4>(k.order) = rejected.trajectory->trajectory.id;
-      k.record.duplicate_key = root_of(*chosen.turn) + "/" + root_of(*rejected.turn);
+      k.record.duplicate_key = chosen.root + "/" + rejected.root;
       out.push_back(std::move(k));
     }
   }

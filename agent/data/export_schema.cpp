@@ -39,6 +39,12 @@ const std::vector<column> k_preference_extra = {
     {"rejected_trajectory", "int64", false},
     {"rejected_round", "int64", false},
     {"rejected_speedup", "float64", true},
+    // Branching: the siblings' branch indexes (null for a round's only reply),
+    // "siblings" or "samples", and "stage" or "speedup" (what made chosen better).
+    {"branch", "int64", true},
+    {"rejected_branch", "int64", true},
+    {"pair", "string", false},
+    {"decided_by", "string", false},
 };
 
 std::vector<column> provenance_columns(const export_options& o) {

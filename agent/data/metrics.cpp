@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 #include <optional>
+#include <set>
 
 #include "evaluator/api/evaluation.hpp"
 
@@ -138,7 +139,92 @@ group_metrics measure(const std::string& experiment, const std::string& model, c
   return g;
 }
 
+// A reply that failed no stage: it passed, or every stage passed or did not run.
+bool failed_no_stage(const turn_view& t) {
+  if (!t.evaluation) return false;
+  const auto q = quality_of(t);
+  if (q.verdict < 0) return false;  // an evaluator error is no verdict
+  if (q.reached == passed_rank) return true;
+  const auto& stages = t.evaluation->result.is_object() ? t.evaluation->result.value("stages", nlohmann::json())
+                                                        : nlohmann::json();
+  if (!stages.is_object() || stages.empty()) return false;
+  for (int s = 0; s < stage_count; ++s)
+    if (q.stage_score[s] == 0) return false;
+  return true;
+}
+
+// The replies of a trajectory that were LLM calls, in the order they were asked.
+std::vector<const turn_view*> calls_of(const trajectory_data& t) {
+  std::vector<const turn_view*> out;
+  std::map<int, const turn_view*> by_round;
+  for (const auto& turn : t.turns) by_round[turn.turn.round] = &turn;
+  std::set<int> rounds;
+  for (const auto& [r, turn] : by_round) rounds.insert(r);
+  for (const auto& [r, siblings] : t.siblings) rounds.insert(r);
+  auto model_written = [](const turn_view& v) { return v.turn.author != "mutation" && v.turn.author != "reference"; };
+  for (int r : rounds) {
+    auto siblings = t.siblings.find(r);
+    if (siblings != t.siblings.end() && !siblings->second.empty()) {
+      for (const auto& s : siblings->second)
+        if (model_written(s.view)) out.push_back(&s.view);
+    } else if (model_written(*by_round.at(r))) {
+      out.push_back(by_round.at(r));
+    }
+  }
+  return out;
+}
+
+int config_int(const nlohmann::json& config, const char* key, int fallback) {
+  if (!config.is_object() || !config.contains(key) || !config[key].is_number_integer()) return fallback;
+  return config[key].get<int>();
+}
+
 }  // namespace
+
+std::vector<calls_curve> compute_calls_curves(const std::vector<experiment_data>& experiments) {
+  std::vector<calls_curve> out;
+  for (const auto& e : experiments) {
+    calls_curve c;
+    c.experiment = e.experiment.name;
+    c.branch = config_int(e.experiment.config, "branch", 1);
+    c.rounds = config_int(e.experiment.config, "rounds", 0);
+    c.trajectories = static_cast<int>(e.trajectories.size());
+    std::vector<std::vector<const turn_view*>> calls;
+    size_t most = 0;
+    for (const auto& t : e.trajectories) {
+      calls.push_back(calls_of(t));
+      most = std::max(most, calls.back().size());
+      c.llm_calls += static_cast<int>(calls.back().size());
+      for (const auto* v : calls.back()) {
+        const auto q = quality_of(*v);
+        if (q.verdict < 0) continue;
+        for (int s = 0; s < stage_count; ++s) c.stage_ran[s] = c.stage_ran[s] || q.stage_score[s] != 1;
+      }
+    }
+    if (most == 0) continue;  // no LLM calls (a mutation experiment): nothing to compare
+    std::vector<progress> states(calls.size());
+    std::vector<bool> sound(calls.size(), false);
+    for (size_t k = 0; k < most; ++k) {
+      int no_failure = 0;
+      for (size_t i = 0; i < calls.size(); ++i) {
+        if (k < calls[i].size()) {
+          states[i].add(*calls[i][k]);
+          sound[i] = sound[i] || failed_no_stage(*calls[i][k]);
+        }
+        no_failure += sound[i];
+      }
+      calls_point p;
+      p.calls = static_cast<int>(k) + 1;
+      p.at = summarize(states);
+      p.no_failed_stage = calls.empty() ? 0.0 : static_cast<double>(no_failure) / static_cast<double>(calls.size());
+      c.points.push_back(std::move(p));
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+bool curve_ran(const calls_curve& c, rate_kind kind) { return c.stage_ran[stage_of(kind)]; }
 
 double pass_at_k(int n, int c, int k) {
   assert(0 <= c && c <= n && 1 <= k && k <= n);

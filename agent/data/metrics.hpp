@@ -83,6 +83,33 @@ double pass_at_k(int n, int c, int k);
 // Groups by (experiment, model, task), ordered by experiment (as given), model, task.
 std::vector<group_metrics> compute_metrics(const std::vector<experiment_data>& experiments);
 
+// Experiments at equal LLM calls (branch 1 against branch N, docs in README
+// "Branching"). A trajectory's LLM calls are its stored replies in the order
+// they were asked: round 0, then each round's siblings in branch order (a
+// round without siblings is one call); turns not written by a model (mutation,
+// reference) are no call, failed HTTP attempts are not counted. After c calls a
+// trajectory has its best so far over the candidates of its first c calls; one
+// that made fewer keeps its last state. Point c-1 of a curve holds the rates
+// over the experiment's trajectories after c calls, for c = 1 .. the most
+// calls one of its trajectories made.
+struct calls_point {
+  int calls = 0;
+  rates at;                     // compiled, correct, instructions, passed, fast_p (best so far)
+  double no_failed_stage = 0.0;  // share with a candidate that failed no stage (as `run` counts them)
+};
+struct calls_curve {
+  std::string experiment;
+  int branch = 1;       // from the experiment's config (1: no branching)
+  int rounds = 0;       // from the config; 0 when it has none
+  int trajectories = 0;
+  int llm_calls = 0;    // every trajectory's calls, summed
+  std::array<bool, 6> stage_ran{};  // any reply (siblings included) passed or failed the stage
+  std::vector<calls_point> points;
+};
+std::vector<calls_curve> compute_calls_curves(const std::vector<experiment_data>& experiments);
+// Whether the curve's replies ran the stage a rate is about (a rate that never ran reads "not run").
+bool curve_ran(const calls_curve& c, rate_kind kind);
+
 // Median of a sorted, non-empty vector.
 double median_sorted(const std::vector<double>& sorted);
 

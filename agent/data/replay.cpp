@@ -29,6 +29,9 @@ struct replay_job {
   int64_t new_candidate_id = 0;
   std::optional<candidate_row> candidate;
   std::optional<evaluation_row> old;
+  int branch = -1;              // a sibling of a branched round that was not chosen; -1: a turn
+  int64_t new_sibling_id = 0;   // that sibling in the target
+  int64_t chosen_sibling_id = 0;  // a turn: its chosen sibling in the target (0: none), given the turn's verdict
 };
 
 // The old result's headline, read loosely: a result written by an older
@@ -59,12 +62,37 @@ std::vector<replay_job> copy_experiment(run_store& source, run_store& target, co
       candidate.id = 0;
       target.record_turn(turn, candidate);
     }
+    // Siblings of branched rounds, with the run's choice: the conversation went
+    // on from the chosen one, which a replay does not change. The chosen one
+    // gets its turn's new verdict; the others are judged again.
+    std::map<int, int64_t> chosen_by_round;
+    for (const auto& [round, siblings] : t.siblings) {
+      for (const auto& s : siblings) {
+        branch_reply_row row;
+        row.branch = s.branch;
+        row.chosen = s.chosen;
+        row.turn = s.view.turn;
+        row.turn.trajectory_id = new_id;
+        row.candidate = s.view.candidate.value_or(candidate_row{});
+        const int64_t id = target.record_branch_reply(row);
+        if (s.chosen) {
+          chosen_by_round[round] = id;
+          continue;
+        }
+        replay_job job{tr.task_id, tr.sample, round, 0, row.candidate, s.view.evaluation};
+        job.branch = s.branch;
+        job.new_sibling_id = id;
+        jobs.push_back(std::move(job));
+      }
+    }
     for (const auto& copied : target.turns(new_id)) {
       auto original = std::find_if(t.turns.begin(), t.turns.end(),
                                    [&](const turn_view& v) { return v.turn.round == copied.turn.round; });
       if (original == t.turns.end() || !copied.candidate) continue;
-      jobs.push_back({tr.task_id, tr.sample, copied.turn.round, copied.candidate->id, copied.candidate,
-                      original->evaluation});
+      replay_job job{tr.task_id, tr.sample, copied.turn.round, copied.candidate->id, copied.candidate,
+                     original->evaluation};
+      if (auto c = chosen_by_round.find(copied.turn.round); c != chosen_by_round.end()) job.chosen_sibling_id = c->second;
+      jobs.push_back(std::move(job));
     }
   }
   return jobs;
@@ -126,6 +154,7 @@ replay_summary replay_experiment(run_store& source, run_store& target, evaluator
     for (size_t i = next++; i < jobs.size(); i = next++) {
       const auto& job = jobs[i];
       std::string where = job.task_id + " sample " + std::to_string(job.sample) + " round " + std::to_string(job.round);
+      if (job.branch >= 0) where += " branch " + std::to_string(job.branch);
       try {
         const bool has_ptx = job.candidate->format_problem.empty() && !job.candidate->ptx.empty();
         std::optional<task> t = has_ptx ? tasks(job.task_id) : std::optional<task>(task{});
@@ -133,8 +162,17 @@ replay_summary replay_experiment(run_store& source, run_store& target, evaluator
         // The very inputs the candidate was judged on: the seeds its evaluation recorded.
         auto judged_with = job.old ? with_recorded_seeds(settings, job.old->result) : settings;
         evaluation_result result;
-        auto row = judge_and_record(target, judge, *t, *job.candidate, judged_with, &result,
-                                    job.old ? std::optional<int64_t>(job.old->id) : std::nullopt);
+        evaluation_row row;
+        if (job.branch >= 0) {
+          // A sibling: its verdict lives on its branch_replies row (no evaluation id).
+          result = judge_candidate(judge, *t, *job.candidate, judged_with);
+          row = evaluation_row_of(result, 0);
+          target.record_branch_evaluation(job.new_sibling_id, row);
+        } else {
+          row = judge_and_record(target, judge, *t, *job.candidate, judged_with, &result,
+                                 job.old ? std::optional<int64_t>(job.old->id) : std::nullopt);
+          if (job.chosen_sibling_id) target.record_branch_evaluation(job.chosen_sibling_id, row);
+        }
         std::string old_verdict = job.old ? job.old->verdict : "none";
         std::lock_guard lock(mutex);
         ++summary.evaluated;
@@ -142,8 +180,10 @@ replay_summary replay_experiment(run_store& source, run_store& target, evaluator
         if (old_verdict == row.verdict) {
           ++summary.unchanged;
         } else {
-          summary.changes.push_back({job.task_id, job.sample, job.round, job.old ? job.old->id : 0, row.id,
-                                     old_verdict, row.verdict, old_headline(job.old), result.headline});
+          verdict_change change{job.task_id, job.sample, job.round, job.old ? job.old->id : 0, row.id,
+                                old_verdict, row.verdict, old_headline(job.old), result.headline};
+          change.branch = job.branch;
+          summary.changes.push_back(std::move(change));
         }
       } catch (const std::exception& e) {
         std::lock_guard lock(mutex);
@@ -157,7 +197,7 @@ replay_summary replay_experiment(run_store& source, run_store& target, evaluator
   for (auto& w : workers) w.join();
 
   std::sort(summary.changes.begin(), summary.changes.end(), [](const verdict_change& a, const verdict_change& b) {
-    return std::tie(a.task, a.sample, a.round) < std::tie(b.task, b.sample, b.round);
+    return std::tie(a.task, a.sample, a.round, a.branch) < std::tie(b.task, b.sample, b.round, b.branch);
   });
   std::sort(summary.problems.begin(), summary.problems.end());
   finish_copy(target, summary.experiment_id);
@@ -171,8 +211,9 @@ std::string format_replay_summary(const replay_summary& s) {
   if (!s.problems.empty()) os << ", " << s.problems.size() << " not re-evaluated";
   os << '\n';
   for (const auto& c : s.changes) {
-    os << "  " << c.task << " sample " << c.sample << " round " << c.round << ": " << c.old_verdict << " -> "
-       << c.new_verdict << '\n';
+    os << "  " << c.task << " sample " << c.sample << " round " << c.round;
+    if (c.branch >= 0) os << " branch " << c.branch;
+    os << ": " << c.old_verdict << " -> " << c.new_verdict << '\n';
     if (!c.old_headline.empty()) os << "      was: " << c.old_headline << '\n';
     if (!c.new_headline.empty()) os << "      now: " << c.new_headline << '\n';
   }

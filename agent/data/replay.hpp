@@ -3,7 +3,9 @@
 // experiment is judged again by today's evaluator and written to a new database
 // (experiment, trajectories, turns and candidates copied; each new evaluation
 // linked to the one it re-does through origin_evaluation_id), and the verdicts
-// that changed are listed with the old and new headline.
+// that changed are listed with the old and new headline. The siblings of
+// branched rounds (run --branch) are copied with the run's choice: the chosen
+// one takes its turn's new verdict, the others are judged again.
 #include <functional>
 #include <map>
 #include <optional>
@@ -35,6 +37,7 @@ struct verdict_change {
   std::string new_verdict;
   std::string old_headline;
   std::string new_headline;
+  int branch = -1;  // a sibling of a branched round that was not chosen (its evaluation_id is 0); -1: a turn
 };
 
 struct replay_summary {

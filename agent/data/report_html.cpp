@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -147,10 +148,69 @@ std::string summary_table(const std::vector<group_metrics>& groups) {
   return os.str();
 }
 
+// The experiments by LLM calls per trajectory: one line per experiment, NaN
+// (no point) past the calls it made; a rate whose stage never ran is not drawn.
+std::string calls_chart(const std::vector<calls_curve>& curves, rate_kind kind, bool no_failure,
+                        const std::string& title, const std::string& id) {
+  size_t most = 0;
+  for (const auto& c : curves) most = std::max(most, c.points.size());
+  std::vector<std::string> x;
+  for (size_t k = 1; k <= most; ++k) x.push_back(std::to_string(k));
+  std::vector<series> lines;
+  for (const auto& c : curves) {
+    const bool ran = no_failure || curve_ran(c, kind);
+    series s{c.experiment + " (branch " + std::to_string(c.branch) + ")" + (ran ? "" : " (not run)"), {}};
+    for (size_t k = 0; k < most; ++k) {
+      if (k >= c.points.size() || !ran) {
+        s.values.push_back(std::nan(""));
+        continue;
+      }
+      const auto& p = c.points[k];
+      s.values.push_back(no_failure ? p.no_failed_stage : kind == rate_kind::compiled ? p.at.compiled
+                                                      : kind == rate_kind::correct   ? p.at.correct
+                                                                                     : p.at.passed);
+    }
+    lines.push_back(std::move(s));
+  }
+  return svg_line_chart(title, x, lines, 1.0, id);
+}
+
+std::string calls_table(const std::vector<calls_curve>& curves) {
+  size_t most = 0;
+  for (const auto& c : curves) most = std::max(most, c.points.size());
+  std::ostringstream os;
+  os << "<div class=\"wide\"><table class=\"summary\"><tr><th rowspan=\"2\">LLM calls</th>";
+  for (const auto& c : curves)
+    os << "<th colspan=\"4\" class=\"l\">" << html_escape(c.experiment) << " (branch " << c.branch << ", "
+       << c.llm_calls << " calls over " << c.trajectories << " trajectories)</th>";
+  os << "</tr>\n<tr>";
+  for (size_t i = 0; i < curves.size(); ++i) os << "<th>compile</th><th>correct</th><th>passed</th><th>no failed stage</th>";
+  os << "</tr>\n";
+  for (size_t k = 0; k < most; ++k) {
+    os << "<tr>" << td(std::to_string(k + 1));
+    for (const auto& c : curves) {
+      if (k >= c.points.size()) {
+        os << td("-") << td("-") << td("-") << td("-");
+        continue;
+      }
+      const auto& p = c.points[k];
+      auto cell = [&](rate_kind kind, double v) {
+        return curve_ran(c, kind) ? td(pct(v)) : std::string("<td class=\"nr\">not run</td>");
+      };
+      os << cell(rate_kind::compiled, p.at.compiled) << cell(rate_kind::correct, p.at.correct)
+         << cell(rate_kind::passed, p.at.passed) << td(pct(p.no_failed_stage));
+    }
+    os << "</tr>\n";
+  }
+  os << "</table></div>\n";
+  return os.str();
+}
+
 }  // namespace
 
 std::string render_report_html(const std::vector<group_metrics>& groups,
-                               const std::vector<experiment_row>& experiments, const std::string& database) {
+                               const std::vector<experiment_row>& experiments, const std::string& database,
+                               const std::vector<calls_curve>& curves) {
   std::ostringstream os;
   os << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>ptxbench report</title>\n"
      << "<style>" << style << "</style></head><body>\n<h1>ptxbench report</h1>\n<p>database: <code>"
@@ -163,6 +223,14 @@ std::string render_report_html(const std::vector<group_metrics>& groups,
   os << "</table>\n<h2>Summary</h2>\n" << summary_table(groups) << "<p class=\"def\">"
      << html_escape(metric_definitions()) << "</p>\n";
   if (!groups.empty()) os << "<div class=\"charts\">\n" << pass_at_k_chart(groups) << fast_p_chart(groups) << "</div>\n";
+  if (!curves.empty()) {
+    os << "<h2>By LLM calls per trajectory</h2>\n<div class=\"charts\">\n"
+       << calls_chart(curves, rate_kind::passed, false, "passed after c LLM calls (best so far)", "calls_passed")
+       << calls_chart(curves, rate_kind::passed, true, "no failed stage after c LLM calls (best so far)",
+                      "calls_no_failure")
+       << "</div>\n"
+       << calls_table(curves) << "<p class=\"def\">" << html_escape(calls_definition()) << "</p>\n";
+  }
   for (const auto& g : groups) {
     os << "<h2>" << html_escape(series_name(g)) << "</h2>\n<p>" << g.trajectories
        << " trajectories, " << g.candidates << " candidates";

@@ -90,10 +90,31 @@ json group_json(const group_metrics& g) {
   };
 }
 
+json curve_json(const calls_curve& c) {
+  auto rate = [&](rate_kind kind, double v) { return curve_ran(c, kind) ? json(v) : json(nullptr); };
+  json points = json::array();
+  for (const auto& p : c.points) {
+    points.push_back({{"calls", p.calls},
+                      {"compiled", rate(rate_kind::compiled, p.at.compiled)},
+                      {"correct", rate(rate_kind::correct, p.at.correct)},
+                      {"instructions", rate(rate_kind::instructions, p.at.instructions)},
+                      {"passed", rate(rate_kind::passed, p.at.passed)},
+                      {"fast_1", rate(rate_kind::passed, p.at.fast_p[fast_1_index])},
+                      {"no_failed_stage", p.no_failed_stage}});
+  }
+  return {{"experiment", c.experiment},
+          {"branch", c.branch},
+          {"rounds", c.rounds},
+          {"trajectories", c.trajectories},
+          {"llm_calls", c.llm_calls},
+          {"calls_per_trajectory", c.trajectories ? json(static_cast<double>(c.llm_calls) / c.trajectories) : json(nullptr)},
+          {"points", points}};
+}
+
 }  // namespace
 
 json render_report_json(const std::vector<group_metrics>& groups, const std::vector<experiment_row>& experiments,
-                        const std::string& database) {
+                        const std::string& database, const std::vector<calls_curve>& curves) {
   json exps = json::array();
   for (const auto& e : experiments) {
     exps.push_back({{"name", e.name},
@@ -107,12 +128,16 @@ json render_report_json(const std::vector<group_metrics>& groups, const std::vec
   for (const auto& g : groups) out_groups.push_back(group_json(g));
   json thresholds = json::array();
   for (double p : fast_p_thresholds) thresholds.push_back(p);
+  json by_calls = json::array();
+  for (const auto& c : curves) by_calls.push_back(curve_json(c));
   return {{"database", database},
           {"experiments", exps},
           {"fast_p_thresholds", thresholds},
           {"pass_k", pass_k_values},
           {"definitions", metric_definitions()},
-          {"groups", out_groups}};
+          {"groups", out_groups},
+          {"by_llm_calls_definition", calls_definition()},
+          {"by_llm_calls", by_calls}};
 }
 
 }  // namespace ptxbench::data

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <iomanip>
 #include <sstream>
@@ -68,7 +69,63 @@ std::string metric_definitions() {
          "failure; a rate whose stage never ran reads 'not run'.";
 }
 
-std::string format_report_text(const std::vector<group_metrics>& groups) {
+std::string calls_definition() {
+  return "By LLM calls: a trajectory's calls are its replies in the order they were asked (round 0, then every "
+         "sibling of a branched round, in branch order); after c calls it counts with its best candidate so far "
+         "among them (one that stopped earlier keeps its result). Read branch 1 against branch N in the same row: "
+         "the same number of LLM calls per trajectory. no-fail = share of trajectories with a candidate that "
+         "failed no stage (stages not run are no failure). '-': the experiment made no trajectory that many "
+         "calls.";
+}
+
+namespace {
+
+// One block of columns per experiment: compile, correct, passed, no-fail after c calls.
+std::string calls_table(const std::vector<calls_curve>& curves) {
+  std::ostringstream os;
+  size_t most = 0;
+  for (const auto& c : curves) most = std::max(most, c.points.size());
+  os << "\nby LLM calls per trajectory (best so far over the first c calls):\n";
+  for (const auto& c : curves) {
+    char line[64];
+    std::snprintf(line, sizeof line, "%.1f", c.trajectories ? static_cast<double>(c.llm_calls) / c.trajectories : 0.0);
+    os << "  " << terminal_safe(c.experiment) << ": branch " << c.branch << ", " << c.rounds << " rounds, "
+       << c.trajectories << " trajectories, " << c.llm_calls << " LLM calls (" << line << " per trajectory)\n";
+  }
+  const int width = 36;
+  os << std::setw(7) << "";
+  for (const auto& c : curves) {
+    std::string title = terminal_safe(c.experiment) + " (branch " + std::to_string(c.branch) + ")";
+    if (static_cast<int>(title.size()) > width - 2) title = title.substr(0, width - 5) + "...";
+    os << "  " << std::left << std::setw(width - 2) << title << std::right;
+  }
+  os << '\n' << std::setw(7) << "calls";
+  for (size_t i = 0; i < curves.size(); ++i)
+    os << std::setw(9) << "compile" << std::setw(9) << "correct" << std::setw(9) << "passed" << std::setw(9)
+       << "no-fail";
+  os << '\n';
+  for (size_t k = 0; k < most; ++k) {
+    os << std::setw(7) << k + 1;
+    for (const auto& c : curves) {
+      if (k >= c.points.size()) {
+        for (int i = 0; i < 4; ++i) os << std::setw(9) << "-";
+        continue;
+      }
+      const auto& p = c.points[k];
+      auto cell = [&](rate_kind kind, double v) { return curve_ran(c, kind) ? pct(v) : std::string("not run"); };
+      os << std::setw(9) << cell(rate_kind::compiled, p.at.compiled) << std::setw(9)
+         << cell(rate_kind::correct, p.at.correct) << std::setw(9) << cell(rate_kind::passed, p.at.passed)
+         << std::setw(9) << pct(p.no_failed_stage);
+    }
+    os << '\n';
+  }
+  os << calls_definition() << '\n';
+  return os.str();
+}
+
+}  // namespace
+
+std::string format_report_text(const std::vector<group_metrics>& groups, const std::vector<calls_curve>& curves) {
   std::ostringstream os;
   os << std::left << std::setw(16) << "experiment" << std::setw(22) << "model" << std::setw(34) << "task"
      << std::right << std::setw(4) << "n" << std::setw(9) << "compile" << std::setw(9) << "correct" << std::setw(9)
@@ -103,6 +160,7 @@ std::string format_report_text(const std::vector<group_metrics>& groups) {
          << rate(g, rate_kind::passed, x.fast_p[fast_1_index]) << '\n';
     }
   }
+  if (!curves.empty()) os << calls_table(curves);
   os << '\n' << metric_definitions() << '\n';
   return os.str();
 }

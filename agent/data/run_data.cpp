@@ -16,6 +16,15 @@ experiment_data load_experiment(run_store& store, const experiment_row& experime
     td.turns = store.turns(t.id);
     std::sort(td.turns.begin(), td.turns.end(),
               [](const turn_view& a, const turn_view& b) { return a.turn.round < b.turn.round; });
+    for (auto& b : store.branch_replies(t.id)) {  // by round and branch
+      sibling_data s;
+      s.branch = b.branch;
+      s.chosen = b.chosen;
+      s.view.turn = std::move(b.turn);
+      s.view.candidate = std::move(b.candidate);
+      s.view.evaluation = std::move(b.evaluation);
+      td.siblings[s.view.turn.round].push_back(std::move(s));
+    }
     td.trajectory = std::move(t);
     data.trajectories.push_back(std::move(td));
   }

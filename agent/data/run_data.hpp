@@ -3,6 +3,7 @@
 // order of verdicts every data product ranks candidates by.
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,9 +12,21 @@
 
 namespace ptxbench::data {
 
+// A sibling of a branched repair round (`branch` > 1), as a turn: its turn
+// and candidate ids are 0 (it is no row of turns or candidates), its
+// evaluation is nullopt until judged. The chosen one has the same content as
+// the round's turn.
+struct sibling_data {
+  int branch = 0;
+  bool chosen = false;
+  turn_view view;
+};
+
 struct trajectory_data {
   trajectory_row trajectory;
   std::vector<turn_view> turns;  // in round order
+  // The siblings of each branched round, in branch order; empty without branching.
+  std::map<int, std::vector<sibling_data>> siblings;
 };
 
 struct experiment_data {

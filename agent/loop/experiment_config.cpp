@@ -29,7 +29,7 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   r.reject_unknown({"name", "db", "tasks_dir", "tasks", "prompts_dir", "samples", "rounds", "concurrency", "feedback",
                      "stop", "history", "history_k", "max_context_tokens", "llm", "endpoint_script", "endpoint_latency_ms", "gpu", "seeds",
                      "time_limit_ms", "timing_budget_ms", "shard_index", "shard_count", "evaluator", "teacher",
-                     "coverage_target", "max_llm_calls"});
+                     "coverage_target", "max_llm_calls", "branch"});
   experiment_config c;
   c.name = r.get_string("name", c.name);
   c.db = r.get_string("db", c.db);
@@ -86,6 +86,7 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   }
   c.coverage_target = bounded_int(r, "coverage_target", 0, 0, 1000000);
   c.max_llm_calls = bounded_int(r, "max_llm_calls", 0, 0, 1000000000);
+  c.branch = bounded_int(r, "branch", 1, 1, k_max_branch);
   if (r.has("teacher")) {
     auto t = r.at("teacher");
     t.expect_object();
@@ -128,6 +129,10 @@ void validate_experiment_config(const experiment_config& c) {
   // budget is what ends a coverage run.
   if (c.coverage_target > 0 && c.max_llm_calls == 0) bad("coverage_target needs max_llm_calls (the LLM-call budget)");
   if (c.coverage_target > 0 && c.shard_count > 1) bad("coverage_target does not combine with shards");
+  if (c.branch < 1 || c.branch > k_max_branch) bad("branch must be between 1 and " + std::to_string(k_max_branch));
+  // A replay answers one recorded reply per (task, sample, round): every sibling would be the same.
+  if (c.branch > 1 && c.llm.kind == provider_kind::replay)
+    bad("branch > 1 does not combine with llm.kind replay (it answers one recorded reply per round)");
   if (c.teacher) {
     const auto& t = *c.teacher;
     if (t.llm.kind == provider_kind::replay) bad("teacher.kind replay is not supported (a teacher writes new turns)");
@@ -201,7 +206,8 @@ nlohmann::json experiment_config_to_json(const experiment_config& c) {
           {"shard_count", c.shard_count},
            {"evaluator", {{"url", c.evaluator_urls}, {"token_env", c.evaluator_token_env}}},
            {"coverage_target", c.coverage_target},
-           {"max_llm_calls", c.max_llm_calls}};
+           {"max_llm_calls", c.max_llm_calls},
+           {"branch", c.branch}};
   if (c.teacher) {
     nlohmann::json t = provider_config_to_json(c.teacher->llm);
     t["after_failures"] = c.teacher->after_failures;

@@ -69,6 +69,12 @@ struct experiment_config {
   // every cell is filled or max_llm_calls LLM calls were made. 0: off.
   int coverage_target = 0;
   int max_llm_calls = 0;  // 0: no limit (required with coverage_target)
+  // Branching repair: at each repair round (round >= 1) `branch` replies are
+  // sampled from the same conversation state, all are judged and the best
+  // continues the trajectory (the others are kept as its siblings, for
+  // preference pairs). Each reply is one LLM call. Round 0 is sampled once,
+  // as without branching (samples already give round 0 its variety). 1: off.
+  int branch = 1;
 };
 
 const char* to_string(stop_policy p);
@@ -89,6 +95,7 @@ inline constexpr int k_max_samples = 100000;
 inline constexpr int k_max_rounds = 1000;
 inline constexpr int k_max_concurrency = 1024;
 inline constexpr int k_max_shards = 100000;
+inline constexpr int k_max_branch = 16;
 
 // Checks cross-field rules (samples >= 1, rounds >= 1, script for embedded...). Throws input_error.
 void validate_experiment_config(const experiment_config& c);

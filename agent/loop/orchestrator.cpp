@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <thread>
 
 #include "agent/loop/context_budget.hpp"
@@ -57,8 +58,7 @@ orchestrator::orchestrator(experiment_config config, std::vector<task> tasks, pr
       m_prompts(prompts),
       m_progress(progress) {}
 
-std::vector<chat_message> orchestrator::build_messages(
-    const task& t, const std::vector<std::pair<std::string, std::string>>& history) const {
+std::vector<chat_message> orchestrator::build_messages(const task& t, const history_list& history) const {
   std::vector<chat_message> m{{"system", m_prompts.system_prompt(t)}, {"user", m_prompts.task_prompt(t)}};
   size_t first = 0;
   if (m_config.history == history_policy::last_k && history.size() > static_cast<size_t>(m_config.history_k))
@@ -102,6 +102,204 @@ judge_settings orchestrator::judging() const {
   return s;
 }
 
+orchestrator::model_answer orchestrator::ask_model(provider& writer, int64_t traj_id, const task& t, int sample,
+                                                   int round, std::vector<chat_message>& messages,
+                                                   run_summary& summary) {
+  model_answer answer;
+  if (!reserve_llm_call(summary)) {
+    answer.status = model_answer::state::budget_spent;
+    return answer;
+  }
+  auto outcome = writer.complete({messages, {t.id, sample, round}});
+  if (!outcome.ok && !outcome.cancelled && is_context_length_error(outcome) && reserve_llm_call(summary)) {
+    // Once, with the history cut to half its estimate, instead of ending the trajectory.
+    messages = fit_context(messages, estimate_tokens(messages) / 2);
+    auto retry = writer.complete({messages, {t.id, sample, round}});
+    retry.failures.insert(retry.failures.begin(), outcome.failures.begin(), outcome.failures.end());
+    outcome = std::move(retry);
+  }
+  {
+    std::lock_guard<std::mutex> lock(m_summary_mutex);
+    summary.llm_failures += static_cast<int>(outcome.failures.size());
+  }
+  for (size_t i = 0; i < outcome.failures.size(); ++i) {
+    const auto& f = outcome.failures[i];
+    llm_failure_row row{0, traj_id, round, f.attempt, f.http_status, f.cause, f.elapsed_ms,
+                        !outcome.ok && i + 1 == outcome.failures.size(), ""};
+    m_store.record_llm_failure(row);
+  }
+  answer.status = outcome.cancelled ? model_answer::state::cancelled
+                  : outcome.ok      ? model_answer::state::ok
+                                    : model_answer::state::failed;
+  if (answer.status == model_answer::state::failed) m_progress.on_turn(t.id, sample, round, "llm_error", outcome.error);
+  answer.outcome = std::move(outcome);
+  return answer;
+}
+
+turn_row orchestrator::answer_turn(int64_t traj_id, int round, const std::vector<chat_message>& messages,
+                                   const history_list& history, const completion& answer, const std::string& author,
+                                   bool by_teacher) const {
+  turn_row turn;
+  turn.trajectory_id = traj_id;
+  turn.round = round;
+  nlohmann::json msgs = nlohmann::json::array();
+  for (const auto& m : messages) msgs.push_back({{"role", m.role}, {"content", m.content}});
+  turn.messages = msgs;
+  turn.feedback = history.empty() ? "" : history.back().second;
+  turn.feedback_detail = to_string(m_config.feedback);
+  turn.reply = answer.text;
+  turn.reasoning = answer.reasoning;
+  turn.finish_reason = answer.finish_reason;
+  turn.model = !answer.model.empty() ? answer.model : by_teacher ? m_config.teacher->llm.model : m_config.llm.model;
+  turn.author = author;
+  turn.prompt_tokens = answer.prompt_tokens;
+  turn.completion_tokens = answer.completion_tokens;
+  turn.reasoning_tokens = answer.reasoning_tokens;
+  turn.latency_ms = answer.latency_ms;
+  return turn;
+}
+
+orchestrator::sibling_state orchestrator::ask_sibling(int64_t traj_id, const task& t, int sample, int round,
+                                                      int branch, const history_list& history, provider& writer,
+                                                      const std::string& author, bool by_teacher,
+                                                      std::optional<branch_reply_row>& sibling,
+                                                      std::string& reply_error, run_summary& summary) {
+  if (sibling) return sibling_state::recorded;
+  if (stop_requested()) return sibling_state::cancelled;
+  auto messages = build_messages(t, history);
+  auto answer = ask_model(writer, traj_id, t, sample, round, messages, summary);
+  switch (answer.status) {
+    case model_answer::state::ok: break;
+    case model_answer::state::budget_spent: return sibling_state::budget_spent;
+    case model_answer::state::cancelled: return sibling_state::cancelled;  // nothing to record
+    case model_answer::state::failed: return sibling_state::failed;        // a resume asks again
+  }
+  extracted_candidate extracted;
+  try {
+    extracted = extract_candidate(answer.outcome.result.text);
+  } catch (const std::exception& e) {
+    reply_error = e.what();
+  }
+  branch_reply_row row;
+  row.branch = branch;
+  row.turn = answer_turn(traj_id, round, messages, history, answer.outcome.result, author, by_teacher);
+  row.candidate.ptx = extracted.ptx;
+  row.candidate.manifest = extracted.manifest_text;
+  row.candidate.format_problem = extracted.problem;
+  row.id = m_store.record_branch_reply(row);
+  sibling = std::move(row);
+  return sibling_state::recorded;
+}
+
+void orchestrator::judge_sibling(int64_t traj_id, const task& t, int round, branch_reply_row& sibling,
+                                 const std::string& reply_error) {
+  if (sibling.evaluation) return;
+  const std::string where = "branch " + std::to_string(sibling.branch) + ": ";
+  evaluation_result r;
+  if (!reply_error.empty()) {
+    m_store.record_agent_error({0, traj_id, round, "reply", where + reply_error, ""});
+    r = agent_error_result("reading the reply", reply_error, m_eval.version());
+  } else if (!sibling.candidate.format_problem.empty()) {
+    r = judge(t, sibling.candidate);
+  } else {
+    // Counted before judging, as judge_contained does for the round's turns.
+    const int attempts = m_store.note_branch_judge_attempt(sibling.id);
+    if (attempts > k_max_judge_attempts) {
+      const std::string message = "judging this candidate started " + std::to_string(attempts - 1) +
+                                  " times and never finished (the process ended each time)";
+      m_store.record_agent_error({0, traj_id, round, "judge", where + message, ""});
+      r = agent_error_result("judging", message, m_eval.version());
+    } else {
+      r = judge(t, sibling.candidate);
+      if (r.evaluator_error()) m_store.record_agent_error({0, traj_id, round, "judge", where + r.headline, ""});
+    }
+  }
+  evaluation_row e = evaluation_row_of(r, 0);
+  m_store.record_branch_evaluation(sibling.id, e);
+  sibling.evaluation = std::move(e);
+}
+
+orchestrator::branched_round orchestrator::run_branched_round(int64_t traj_id, const task& t, int sample, int round,
+                                                              const history_list& history, provider& writer,
+                                                              const std::string& author, bool by_teacher,
+                                                              run_summary& summary) {
+  branched_round out;
+  const int n = m_config.branch;
+  std::vector<std::optional<branch_reply_row>> siblings(n);
+  for (auto& b : m_store.branch_replies(traj_id))
+    if (b.turn.round == round && b.branch >= 0 && b.branch < n) siblings[b.branch] = std::move(b);
+  // Every missing sibling asked at once: the model's latency is paid once per
+  // round, not N times. Each is stored as soon as it arrives.
+  std::vector<sibling_state> states(n, sibling_state::failed);
+  std::vector<std::string> reply_errors(n);
+  std::vector<std::exception_ptr> errors(n);
+  auto work = [&](int b) {
+    try {
+      states[b] = ask_sibling(traj_id, t, sample, round, b, history, writer, author, by_teacher, siblings[b],
+                              reply_errors[b], summary);
+    } catch (...) {
+      errors[b] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int b = 1; b < n; ++b) {
+    if (siblings[b]) states[b] = sibling_state::recorded;
+    else threads.emplace_back(work, b);
+  }
+  work(0);
+  for (auto& th : threads) th.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);  // a store error, or the agent's own failure (the prompt builder)
+  // Judged one after the other, in branch order: a candidate whose judging
+  // takes the process down is then the only one charged for it (judge
+  // attempts), never a sibling judged beside it.
+  int judged = 0;
+  bool budget = false;
+  for (int b = 0; b < n; ++b) {
+    if (states[b] == sibling_state::recorded) {
+      judge_sibling(traj_id, t, round, *siblings[b], reply_errors[b]);
+      ++judged;
+    }
+  }
+  for (int b = 0; b < n; ++b) {
+    if (states[b] == sibling_state::cancelled || states[b] == sibling_state::failed) return out;  // pending
+    budget = budget || states[b] == sibling_state::budget_spent;
+  }
+  if (judged == 0) {
+    out.status = branched_round::state::budget_spent;
+    return out;
+  }
+  // The best sibling: an error (the evaluator's or the agent's) never wins over
+  // a verdict, then got further, then faster; ties keep the lower branch.
+  int best = -1;
+  std::vector<evaluation_result> results(n);
+  for (int b = 0; b < n; ++b) {
+    if (states[b] != sibling_state::recorded) continue;
+    results[b] = evaluation_result_from_json(siblings[b]->evaluation->result);
+    if (best < 0) {
+      best = b;
+      continue;
+    }
+    const bool error_b = results[b].evaluator_error();
+    const bool error_best = results[best].evaluator_error();
+    if (error_b != error_best ? !error_b : better(results[b], results[best])) best = b;
+  }
+  const int64_t turn_id = m_store.choose_branch(traj_id, round, best);
+  const branch_reply_row& chosen = *siblings[best];
+  out.status = branched_round::state::chosen;
+  out.budget_cut = budget;
+  out.reply = chosen.turn.reply;
+  out.finish_reason = chosen.turn.finish_reason;
+  out.author = chosen.turn.author;
+  out.candidate = chosen.candidate;
+  out.candidate.id = m_store.candidate_id(turn_id).value_or(0);
+  out.result = results[best];
+  m_progress.on_turn(t.id, sample, round, verdict_name(out.result),
+                     "best of " + std::to_string(judged) + " (branch " + std::to_string(best) + "): " +
+                         out.result.headline);
+  return out;
+}
+
 orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment_id, const task& t, int sample,
                                                               run_summary& summary) {
   trajectory_outcome out;
@@ -112,7 +310,7 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
     return out;
   }
   auto stored = m_store.turns(traj_id);
-  std::vector<std::pair<std::string, std::string>> history;  // (reply, feedback it got)
+  history_list history;
   std::optional<evaluation_result> best;
   int rounds_done = 0;
   int student_failures = 0;  // rounds the student wrote that did not pass
@@ -126,6 +324,7 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
       std::string reply_error;  // the reply parser failed on this reply
       std::optional<evaluation_result> result;
       std::string author = "student";
+      bool budget_cut = false;
       if (round < static_cast<int>(stored.size())) {
         const auto& tv = stored[round];
         reply = tv.turn.reply;
@@ -134,70 +333,46 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
         if (tv.candidate) cand = *tv.candidate;
         if (tv.evaluation) result = evaluation_result_from_json(tv.evaluation->result);
       } else {
-        auto messages = build_messages(t, history);
-        completion_request req{messages, {t.id, sample, round}};
         const bool by_teacher = m_teacher && m_config.teacher && round >= 1 &&
                                 student_failures >= m_config.teacher->after_failures;
         if (by_teacher) author = "teacher";
         provider& writer = by_teacher ? *m_teacher : m_llm;
-        if (!reserve_llm_call(summary)) {
-          out.budget_stopped = true;
-          break;  // what was judged so far is this trajectory's result
+        if (m_config.branch > 1 && round >= 1) {
+          auto branched = run_branched_round(traj_id, t, sample, round, history, writer, author, by_teacher, summary);
+          if (branched.status == branched_round::state::pending) return out;  // a resume completes the round
+          if (branched.status == branched_round::state::budget_spent) {
+            out.budget_stopped = true;
+            break;  // what was judged so far is this trajectory's result
+          }
+          reply = std::move(branched.reply);
+          finish_reason = std::move(branched.finish_reason);
+          author = std::move(branched.author);
+          cand = std::move(branched.candidate);
+          result = std::move(branched.result);
+          budget_cut = branched.budget_cut;
+        } else {
+          auto messages = build_messages(t, history);
+          auto answer = ask_model(writer, traj_id, t, sample, round, messages, summary);
+          if (answer.status == model_answer::state::budget_spent) {
+            out.budget_stopped = true;
+            break;  // what was judged so far is this trajectory's result
+          }
+          // Ctrl-C: left pending, nothing to record; a failed call: left pending, a resume asks again.
+          if (answer.status != model_answer::state::ok) return out;
+          reply = answer.outcome.result.text;
+          finish_reason = answer.outcome.result.finish_reason;
+          extracted_candidate extracted;
+          try {
+            extracted = extract_candidate(reply);
+          } catch (const std::exception& e) {
+            reply_error = e.what();
+          }
+          turn_row turn = answer_turn(traj_id, round, messages, history, answer.outcome.result, author, by_teacher);
+          cand.ptx = extracted.ptx;
+          cand.manifest = extracted.manifest_text;
+          cand.format_problem = extracted.problem;
+          cand.id = m_store.candidate_id(m_store.record_turn(turn, cand)).value_or(0);
         }
-        auto outcome = writer.complete(req);
-        if (!outcome.ok && !outcome.cancelled && is_context_length_error(outcome) && reserve_llm_call(summary)) {
-          // Once, with the history cut to half its estimate, instead of ending the trajectory.
-          messages = fit_context(messages, estimate_tokens(messages) / 2);
-          auto retry = writer.complete({messages, {t.id, sample, round}});
-          retry.failures.insert(retry.failures.begin(), outcome.failures.begin(), outcome.failures.end());
-          outcome = std::move(retry);
-        }
-        {
-          std::lock_guard<std::mutex> lock(m_summary_mutex);
-          summary.llm_failures += static_cast<int>(outcome.failures.size());
-        }
-        for (size_t i = 0; i < outcome.failures.size(); ++i) {
-          const auto& f = outcome.failures[i];
-          llm_failure_row row{0, traj_id, round, f.attempt, f.http_status, f.cause, f.elapsed_ms,
-                              !outcome.ok && i + 1 == outcome.failures.size(), ""};
-          m_store.record_llm_failure(row);
-        }
-        if (outcome.cancelled) return out;  // Ctrl-C: left pending, nothing to record
-        if (!outcome.ok) {
-          m_progress.on_turn(t.id, sample, round, "llm_error", outcome.error);
-          return out;  // left pending: a resume asks again
-        }
-        reply = outcome.result.text;
-        finish_reason = outcome.result.finish_reason;
-        extracted_candidate extracted;
-        try {
-          extracted = extract_candidate(reply);
-        } catch (const std::exception& e) {
-          reply_error = e.what();
-        }
-        turn_row turn;
-        turn.trajectory_id = traj_id;
-        turn.round = round;
-        nlohmann::json msgs = nlohmann::json::array();
-        for (const auto& m : messages) msgs.push_back({{"role", m.role}, {"content", m.content}});
-        turn.messages = msgs;
-        turn.feedback = history.empty() ? "" : history.back().second;
-        turn.feedback_detail = to_string(m_config.feedback);
-        turn.reply = reply;
-        turn.reasoning = outcome.result.reasoning;
-        turn.finish_reason = outcome.result.finish_reason;
-        turn.model = !outcome.result.model.empty() ? outcome.result.model
-                     : by_teacher                  ? m_config.teacher->llm.model
-                                                   : m_config.llm.model;
-        turn.author = author;
-        turn.prompt_tokens = outcome.result.prompt_tokens;
-        turn.completion_tokens = outcome.result.completion_tokens;
-        turn.reasoning_tokens = outcome.result.reasoning_tokens;
-        turn.latency_ms = outcome.result.latency_ms;
-        cand.ptx = extracted.ptx;
-        cand.manifest = extracted.manifest_text;
-        cand.format_problem = extracted.problem;
-        cand.id = m_store.candidate_id(m_store.record_turn(turn, cand)).value_or(0);
       }
       if (!result) {
         if (!reply_error.empty()) {
@@ -216,6 +391,10 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
       if (cut_by_token_limit(finish_reason)) feedback = m_prompts.cut_off_note(m_config.llm.max_tokens) + feedback;
       history.emplace_back(reply, std::move(feedback));
       if (result->passed && m_config.stop == stop_policy::first_pass) break;
+      if (budget_cut) {
+        out.budget_stopped = true;
+        break;  // the round was chosen among the siblings the budget paid for
+      }
     }
   } catch (const store_error&) {
     throw;  // infrastructure: the trajectory stays pending and a resume continues it

@@ -14,6 +14,16 @@
 // at any moment resumes (resume=true) from what is stored: recorded turns are
 // never asked again, a turn without an evaluation is evaluated, and the
 // conversation is rebuilt from the stored replies and feedback.
+//
+// Branching (config.branch = N > 1): each repair round asks for N replies to
+// the same prompt (in parallel, each one LLM call against max_llm_calls),
+// stores each sibling as soon as it arrives, judges them one after the other
+// (so a candidate that takes the process down is the only one charged for
+// it), stores each verdict as soon as it is known, then writes the best as the
+// round's turn (choose_branch: one transaction). Best: an evaluator or agent error never wins over a verdict;
+// then got further (stage by stage), then faster; ties go to the lower branch.
+// A resume keeps the siblings stored, asks only for the missing ones, judges
+// the unjudged ones and then chooses, so a round is never asked twice.
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -82,7 +92,42 @@ class orchestrator {
   // Extra samples until every task x failing-stage cell holds coverage_target repairs.
   void fill_coverage(int64_t experiment_id, run_summary& summary);
   trajectory_outcome run_trajectory(int64_t experiment_id, const task& t, int sample, run_summary& summary);
-  std::vector<chat_message> build_messages(const task& t, const std::vector<std::pair<std::string, std::string>>& history) const;
+  using history_list = std::vector<std::pair<std::string, std::string>>;  // (reply, feedback it got)
+  // One LLM call for a round: counted against the budget first, retried once
+  // with half the history on a context-length error, its failed attempts
+  // recorded. `messages` becomes the prompt actually sent.
+  struct model_answer {
+    enum class state { ok, budget_spent, cancelled, failed } status = state::failed;
+    completion_outcome outcome;
+  };
+  model_answer ask_model(provider& writer, int64_t trajectory_id, const task& t, int sample, int round,
+                         std::vector<chat_message>& messages, run_summary& summary);
+  // The turn row of an answer (prompt, feedback, reply, tokens, model).
+  turn_row answer_turn(int64_t trajectory_id, int round, const std::vector<chat_message>& messages,
+                       const history_list& history, const completion& answer, const std::string& author,
+                       bool by_teacher) const;
+  // A branched round: every sibling asked for (or taken from the store),
+  // judged, and the best written as the round's turn.
+  struct branched_round {
+    enum class state { chosen, budget_spent, pending } status = state::pending;
+    bool budget_cut = false;  // chosen among fewer than N siblings: the budget ran out
+    std::string reply, finish_reason, author;
+    candidate_row candidate;
+    evaluation_result result;
+  };
+  branched_round run_branched_round(int64_t trajectory_id, const task& t, int sample, int round,
+                                    const history_list& history, provider& writer, const std::string& author,
+                                    bool by_teacher, run_summary& summary);
+  enum class sibling_state { recorded, budget_spent, cancelled, failed };
+  // Asks for sibling `branch` and stores it, unless `sibling` holds it
+  // already; *reply_error: the reply parser failed on the new reply.
+  sibling_state ask_sibling(int64_t trajectory_id, const task& t, int sample, int round, int branch,
+                            const history_list& history, provider& writer, const std::string& author, bool by_teacher,
+                            std::optional<branch_reply_row>& sibling, std::string& reply_error, run_summary& summary);
+  // Judges a stored sibling that has no verdict (contained as judge_contained) and records it.
+  void judge_sibling(int64_t trajectory_id, const task& t, int round, branch_reply_row& sibling,
+                     const std::string& reply_error);
+  std::vector<chat_message> build_messages(const task& t, const history_list& history) const;
   evaluation_result judge(const task& t, const candidate_row& c);
   // judge, counting attempts in the store; a candidate whose judging ended the
   // process too often is an error instead of being judged again.

@@ -33,6 +33,7 @@ struct trajectory_content {
   trajectory_row row;
   std::vector<turn_view> turns;
   std::vector<llm_failure_row> failures;
+  std::vector<branch_reply_row> siblings;  // of branched rounds, by round and branch
 };
 
 enum class plan_action { copy, complete };
@@ -62,7 +63,7 @@ std::map<int64_t, std::vector<llm_failure_row>> failures_by_trajectory(run_store
 
 trajectory_content load_content(run_store& store, const trajectory_row& row,
                                 const std::map<int64_t, std::vector<llm_failure_row>>& failures) {
-  trajectory_content c{row, store.turns(row.id), {}};
+  trajectory_content c{row, store.turns(row.id), {}, store.branch_replies(row.id)};
   if (auto it = failures.find(row.id); it != failures.end()) c.failures = it->second;
   return c;
 }
@@ -94,6 +95,16 @@ bool same_evaluation(const evaluation_row& a, const evaluation_row& b) {
          a.passed == b.passed && a.correct == b.correct && a.instructions_ok == b.instructions_ok &&
          a.speedup == b.speedup && a.result == b.result && a.origin_evaluation_id == b.origin_evaluation_id &&
          a.created_at == b.created_at;
+}
+
+// The first field in which two siblings of one (round, branch) differ, their
+// verdicts and chosen flags aside (compare() treats those); "" when they agree.
+std::string sibling_difference(const branch_reply_row& a, const branch_reply_row& b) {
+  turn_view x{a.turn, a.candidate, std::nullopt};
+  turn_view y{b.turn, b.candidate, std::nullopt};
+  if (auto field = turn_difference(x, y); !field.empty()) return field;
+  if (a.turn.author != b.turn.author) return "author";
+  return "";
 }
 
 bool same_failure(const llm_failure_row& a, const llm_failure_row& b) {
@@ -143,6 +154,31 @@ comparison compare(const trajectory_content& have, const trajectory_content& inc
     if (b && !a) more = true;
   }
   if (incoming.turns.size() > have.turns.size()) more = true;
+  std::map<std::pair<int, int>, const branch_reply_row*> incoming_siblings;
+  for (const auto& b : incoming.siblings) incoming_siblings[{b.turn.round, b.branch}] = &b;
+  for (const auto& a : have.siblings) {
+    const std::string where = "round " + std::to_string(a.turn.round) + " branch " + std::to_string(a.branch);
+    const auto it = incoming_siblings.find({a.turn.round, a.branch});
+    if (it == incoming_siblings.end()) return {relation::conflicts, where + " is missing from one side"};
+    const branch_reply_row& b = *it->second;
+    if (auto field = sibling_difference(a, b); !field.empty()) return {relation::conflicts, where + ": " + field + " differs"};
+    if (a.evaluation && (!b.evaluation || !same_evaluation(*a.evaluation, *b.evaluation)))
+      return {relation::conflicts, where + ": evaluation differs"};
+    if (a.chosen && !b.chosen) return {relation::conflicts, where + ": chosen on one side only"};
+    if ((b.evaluation && !a.evaluation) || (b.chosen && !a.chosen)) more = true;
+  }
+  std::string sibling_reason;  // why a finished side cannot take the other's siblings
+  {
+    std::set<std::pair<int, int>> have_keys;
+    for (const auto& a : have.siblings) have_keys.insert({a.turn.round, a.branch});
+    for (const auto& b : incoming.siblings) {
+      if (have_keys.count({b.turn.round, b.branch})) continue;
+      more = true;
+      if (sibling_reason.empty())
+        sibling_reason = "round " + std::to_string(b.turn.round) + " branch " + std::to_string(b.branch) +
+                         " is missing from one side";
+    }
+  }
   const auto missing = missing_failures(have.failures, incoming.failures);
   if (!missing) return {relation::conflicts, "LLM failures differ"};
   if (!missing->empty()) more = true;
@@ -152,7 +188,9 @@ comparison compare(const trajectory_content& have, const trajectory_content& inc
     if (y.status != "done" || x.final_verdict != y.final_verdict || x.passed != y.passed ||
         x.rounds_done != y.rounds_done)
       return {relation::conflicts, "finish state differs"};
-    if (more) return {relation::conflicts, "one side holds rounds the other, finished, lacks"};
+    if (more)
+      return {relation::conflicts,
+              sibling_reason.empty() ? "one side holds rounds the other, finished, lacks" : sibling_reason};
   } else if (y.status == "done") {
     more = true;
   }
@@ -402,6 +440,21 @@ void write_trajectory(experiment_group& g, int64_t experiment_id, const trajecto
     out.record_evaluation(e);
     ++g.summary.evaluations;
   }
+  // Siblings after the turns: the chosen one's turn is in place when it is
+  // marked chosen. record_branch_reply writes a sibling once and then only
+  // fills in its verdict or chosen flag, so a merge that was killed halfway
+  // completes here.
+  std::map<std::pair<int, int>, const branch_reply_row*> present;
+  for (const auto& b : plan.existing.siblings) present[{b.turn.round, b.branch}] = &b;
+  for (const auto& b : incoming.siblings) {
+    const auto it = present.find({b.turn.round, b.branch});
+    if (it != present.end() && (it->second->evaluation || !b.evaluation) && (it->second->chosen || !b.chosen)) continue;
+    branch_reply_row copy = b;
+    copy.id = 0;
+    copy.turn.trajectory_id = out_id;
+    out.record_branch_reply(copy);
+    ++g.summary.branch_replies;
+  }
   for (auto f : missing_failures(plan.existing.failures, incoming.failures).value_or(incoming.failures)) {
     f.trajectory_id = out_id;
     out.record_llm_failure(f);
@@ -436,6 +489,12 @@ int merge_result::total_turns() const {
 int merge_result::total_evaluations() const {
   int n = 0;
   for (const auto& e : experiments) n += e.evaluations;
+  return n;
+}
+
+int merge_result::total_branch_replies() const {
+  int n = 0;
+  for (const auto& e : experiments) n += e.branch_replies;
   return n;
 }
 

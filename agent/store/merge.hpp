@@ -13,7 +13,7 @@
 //   node-1"). The merged status is "done" only if
 //   every input's experiment is done; else "running" if one is, else "interrupted".
 // - A trajectory (experiment, task, sample) found in two inputs must be identical
-//   there (turns, candidates, latest evaluations, finish state, LLM failures):
+//   there (turns, candidates, latest evaluations, siblings, finish state, LLM failures):
 //   identical copies are merged once, different ones are an overlap error.
 // - Against what the output already holds: an identical trajectory is skipped
 //   (merging twice adds nothing); a pending one whose turns are a prefix of the
@@ -23,8 +23,9 @@
 //   as it was. A process killed while writing leaves whole turns (every store
 //   write is one transaction); merging again completes the work.
 // Copied: trajectories, turns with their candidates (timestamps kept), the latest
-// evaluation of each candidate (the API reads no older ones), LLM failures,
-// trajectory finish state. Trajectory created/finished times become the merge's.
+// evaluation of each candidate (the API reads no older ones), the siblings of
+// branched rounds (branch_replies, with their verdicts and chosen flags), LLM
+// failures, trajectory finish state. Trajectory created/finished times become the merge's.
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -57,6 +58,7 @@ struct merged_experiment {
   int turns = 0;
   int evaluations = 0;
   int llm_failures = 0;
+  int branch_replies = 0;  // siblings of branched rounds written or completed
 };
 
 struct merge_result {
@@ -68,6 +70,7 @@ struct merge_result {
   int total_turns() const;
   int total_evaluations() const;
   int total_llm_failures() const;
+  int total_branch_replies() const;
 };
 
 // Merges `inputs` (opened read-only) into `out`. Throws merge_error on bad input

@@ -153,6 +153,19 @@ constexpr const char* k_added_tables[] = {
     "CREATE TABLE IF NOT EXISTS experiment_leases (experiment_id INTEGER PRIMARY KEY REFERENCES experiments (id)"
     " ON DELETE CASCADE, host TEXT NOT NULL, pid INTEGER NOT NULL, started_at TEXT NOT NULL,"
     " heartbeat_at TEXT NOT NULL)",
+    // Branching repair (`branch` > 1): every sibling reply of a branched round
+    // with its candidate and verdict (the evaluation columns are NULL until it
+    // is judged); the chosen one is also the round's turn.
+    "CREATE TABLE IF NOT EXISTS branch_replies (id INTEGER PRIMARY KEY, trajectory_id INTEGER NOT NULL"
+    " REFERENCES trajectories (id) ON DELETE CASCADE, round INTEGER NOT NULL CHECK (round >= 0),"
+    " branch INTEGER NOT NULL CHECK (branch >= 0), chosen INTEGER NOT NULL DEFAULT 0 CHECK (chosen IN (0, 1)),"
+    " judge_attempts INTEGER NOT NULL DEFAULT 0, messages TEXT NOT NULL, feedback TEXT NOT NULL,"
+    " feedback_detail TEXT NOT NULL, reply TEXT NOT NULL, reasoning TEXT NOT NULL, finish_reason TEXT NOT NULL,"
+    " model TEXT NOT NULL, author TEXT NOT NULL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,"
+    " reasoning_tokens INTEGER NOT NULL, latency_ms REAL NOT NULL, created_at TEXT NOT NULL, ptx TEXT NOT NULL,"
+    " manifest TEXT NOT NULL, format_problem TEXT NOT NULL, normalised_hash TEXT NOT NULL, evaluator_version TEXT,"
+    " gpu TEXT, verdict TEXT, passed INTEGER, correct INTEGER, instructions_ok INTEGER, speedup REAL, result TEXT,"
+    " evaluated_at TEXT, UNIQUE (trajectory_id, round, branch))",
 };
 
 bool has_column(connection& db, const std::string& table, const std::string& column) {

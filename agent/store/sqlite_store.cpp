@@ -123,14 +123,14 @@ int64_t sqlite_store::ensure_trajectory(int64_t experiment_id, const std::string
   return id;
 }
 
-int64_t sqlite_store::record_turn(const turn_row& turn, const candidate_row& candidate) {
-  std::lock_guard lock(m_mutex);
-  write_transaction tx(m_db);
+int64_t sqlite_store::insert_turn_locked(const turn_row& turn, const candidate_row& candidate, bool* inserted,
+                                         int64_t* candidate_id) {
+  *inserted = false;
   {
     statement existing = m_db.query("SELECT id FROM turns WHERE trajectory_id = ?1 AND round = ?2");
     existing.bind(1, turn.trajectory_id);
     existing.bind(2, turn.round);
-    if (existing.step()) return existing.int64_at(0);  // tx rolls back: nothing was written
+    if (existing.step()) return existing.int64_at(0);
   }
   {
     statement insert = m_db.query(
@@ -176,13 +176,21 @@ int64_t sqlite_store::record_turn(const turn_row& turn, const candidate_row& can
   insert.bind(5, hash);
   insert.bind(6, duplicate_of);
   insert.run();
-  tx.commit();
+  *inserted = true;
+  if (candidate_id) *candidate_id = m_db.last_insert_id();
   return turn_id;
 }
 
-int64_t sqlite_store::record_evaluation(const evaluation_row& e) {
+int64_t sqlite_store::record_turn(const turn_row& turn, const candidate_row& candidate) {
   std::lock_guard lock(m_mutex);
   write_transaction tx(m_db);
+  bool inserted = false;
+  const int64_t turn_id = insert_turn_locked(turn, candidate, &inserted, nullptr);
+  if (inserted) tx.commit();  // else tx rolls back: nothing was written
+  return turn_id;
+}
+
+int64_t sqlite_store::insert_evaluation_locked(const evaluation_row& e) {
   statement insert = m_db.query(
       "INSERT INTO evaluations (candidate_id, evaluator_version, gpu, verdict, passed, correct,"
       " instructions_ok, speedup, result, origin_evaluation_id, created_at)"
@@ -199,7 +207,13 @@ int64_t sqlite_store::record_evaluation(const evaluation_row& e) {
   insert.bind(10, e.origin_evaluation_id);
   insert.bind(11, or_now(e.created_at));
   insert.run();
-  const int64_t id = m_db.last_insert_id();
+  return m_db.last_insert_id();
+}
+
+int64_t sqlite_store::record_evaluation(const evaluation_row& e) {
+  std::lock_guard lock(m_mutex);
+  write_transaction tx(m_db);
+  const int64_t id = insert_evaluation_locked(e);
   tx.commit();
   return id;
 }

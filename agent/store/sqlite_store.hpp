@@ -24,6 +24,10 @@ class sqlite_store final : public run_store {
                          int rounds_done) override;
   void set_trajectory_provenance(int64_t trajectory_id, const std::string& source,
                                  const std::string& mutation_operator) override;
+  int64_t record_branch_reply(const branch_reply_row& reply) override;
+  void record_branch_evaluation(int64_t branch_reply_id, const evaluation_row& e) override;
+  int note_branch_judge_attempt(int64_t branch_reply_id) override;
+  int64_t choose_branch(int64_t trajectory_id, int round, int branch) override;
 
   int note_judge_attempt(int64_t candidate_id) override;
   void record_agent_error(const agent_error_row& e) override;
@@ -43,10 +47,18 @@ class sqlite_store final : public run_store {
   std::optional<int64_t> candidate_id(int64_t turn_id) override;
   std::vector<llm_failure_row> llm_failures(int64_t experiment_id) override;
   std::vector<agent_error_row> agent_errors(int64_t experiment_id) override;
+  std::vector<branch_reply_row> branch_replies(int64_t trajectory_id) override;
   std::filesystem::path path() const override { return m_path; }
 
  private:
   std::optional<lease_row> lease_locked(int64_t experiment_id);
+  // record_turn's body, inside the caller's transaction: returns the existing
+  // turn's id (and writes nothing) or the new one's; *inserted tells which.
+  int64_t insert_turn_locked(const turn_row& turn, const candidate_row& candidate, bool* inserted,
+                             int64_t* candidate_id);
+  int64_t insert_evaluation_locked(const evaluation_row& e);
+  // Writes a sibling's verdict unless it has one.
+  void fill_branch_evaluation_locked(int64_t branch_reply_id, const evaluation_row& e);
   // Throws store_error when an UPDATE by id touched no row.
   void require_changed(const char* table, int64_t id);
 

@@ -149,6 +149,26 @@ struct turn_view {
   std::optional<evaluation_row> evaluation;
 };
 
+// One sibling of a branched repair round (`branch` > 1 in the config): one of
+// the N replies sampled from the same conversation state, with its candidate
+// and verdict. The sibling that continues the trajectory (chosen) is also the
+// round's turn; the others live only here. Stored in `branch_replies`, one row
+// per (trajectory, round, branch).
+struct branch_reply_row {
+  int64_t id = 0;
+  int branch = 0;       // 0 .. N-1, the order the replies were asked for
+  bool chosen = false;  // the round's turn is this sibling
+  int judge_attempts = 0;
+  // trajectory_id, round, the prompt sent (messages), feedback, reply,
+  // reasoning, tokens, latency, model, author; turn.id is unused.
+  turn_row turn;
+  // ptx, manifest, format_problem; normalised_hash is written by the store.
+  // id, turn_id and duplicate_of are unused.
+  candidate_row candidate;
+  // The verdict; nullopt until judged. id and candidate_id are unused.
+  std::optional<evaluation_row> evaluation;
+};
+
 class run_store {
  public:
   // Opens or creates the database (and its parent folder), applies the schema,
@@ -173,6 +193,22 @@ class run_store {
   virtual void record_llm_failure(const llm_failure_row& f) = 0;
   virtual void finish_trajectory(int64_t trajectory_id, const std::string& final_verdict, bool passed,
                                  int rounds_done) = 0;
+  // Branching (branch_reply_row). Writes the sibling (trajectory, round,
+  // branch) when it is not stored yet, with its evaluation and chosen flag if
+  // the row has them; when it is stored, only fills in what the stored row
+  // lacks (an evaluation, chosen), so a resume or a merge can never duplicate
+  // or change a sibling. Returns the sibling's id.
+  virtual int64_t record_branch_reply(const branch_reply_row& reply) = 0;
+  // Writes the verdict of a stored sibling that has none (one that has one is left as it is).
+  virtual void record_branch_evaluation(int64_t branch_reply_id, const evaluation_row& e) = 0;
+  // Counts one more start of judging the sibling; returns the count (containment, as note_judge_attempt).
+  virtual int note_branch_judge_attempt(int64_t branch_reply_id) = 0;
+  // In one transaction: writes the judged sibling (trajectory, round, branch)
+  // as the round's turn, candidate and evaluation, and marks it the chosen one
+  // (the round's other siblings not chosen). When the round has a turn
+  // already, writes nothing and returns its id. Throws store_error when the
+  // sibling is missing or not judged.
+  virtual int64_t choose_branch(int64_t trajectory_id, int round, int branch) = 0;
   // Sets the trajectory's source and mutation operator (trajectory_row);
   // throws store_error for an unknown id.
   virtual void set_trajectory_provenance(int64_t trajectory_id, const std::string& source,
@@ -209,6 +245,9 @@ class run_store {
   virtual std::vector<llm_failure_row> llm_failures(int64_t experiment_id) = 0;
   // Empty for a database written before agent errors were recorded.
   virtual std::vector<agent_error_row> agent_errors(int64_t experiment_id) = 0;
+  // The siblings of a trajectory's branched rounds, by round and branch;
+  // empty for a trajectory that never branched (or a database older than branching).
+  virtual std::vector<branch_reply_row> branch_replies(int64_t trajectory_id) = 0;
   virtual std::filesystem::path path() const = 0;
 };
 

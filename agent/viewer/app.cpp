@@ -104,8 +104,9 @@ http_response viewer_app::route(const std::string& path) {
   if (p[0] == "experiments" && (p.size() == 2 || (p.size() == 3 && p[2] == "report"))) {
     auto e = need_experiment(m_store, parse_id(p[1]));
     if (p.size() == 2) return html(experiment_page(e, m_store.trajectories(e.id)));
-    auto groups = data::compute_metrics({data::load_experiment(m_store, e)});
-    return html(data::render_report_html(groups, {e}, m_store.path().string()));
+    const std::vector<data::experiment_data> loaded{data::load_experiment(m_store, e)};
+    return html(data::render_report_html(data::compute_metrics(loaded), {e}, m_store.path().string(),
+                                         data::compute_calls_curves(loaded)));
   }
   if (p[0] == "trajectories" && p.size() == 2) {
     auto t = need_trajectory(m_store, parse_id(p[1]));

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli_test_util.hpp"
 
@@ -97,5 +98,102 @@ TEST_CASE("run checks config paths before creating the database and reads flags 
   ::unsetenv("PTXBENCH_QUIET");
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("PTXBENCH_QUIET='maybe'") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("run --branch 2 on the demo yields preference rows of round 1 and later - report compares it with branch 1 - merge keeps its siblings") {
+  const fs::path src = PTXBENCH_SOURCE_DIR;
+  auto dir = fresh("branch");
+  const auto db = (dir / "demo.db").string();
+  auto r = test::run_ptxbench({"run", "--config", "configs/demo.json", "--db", db, "--gpu", "off", "--latency-ms", "0",
+                               "--name", "plain", "--quiet"},
+                              src);
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  ::setenv("PTXBENCH_BRANCH", "2", 1);  // the flag from the environment, as every option
+  r = test::run_ptxbench({"run", "--config", "configs/demo.json", "--db", db, "--gpu", "off", "--latency-ms", "0",
+                          "--name", "br", "--quiet"},
+                         src);
+  ::unsetenv("PTXBENCH_BRANCH");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  // Round 0 once and 2 siblings in each of rounds 1 and 2, for 4 trajectories.
+  CHECK(r.output.find("20 LLM calls") != std::string::npos);
+
+  r = test::run_ptxbench({"export", "--db", db, "--experiment", "br", "--kind", "preference", "--out",
+                          (dir / "pref").string()},
+                         src);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  std::istringstream lines(slurp(dir / "pref" / "data" / "train.jsonl"));
+  std::string line;
+  int repair_rows = 0;
+  std::set<std::string> keys;
+  while (std::getline(lines, line)) {
+    auto j = nlohmann::json::parse(line);
+    std::string row_keys;
+    for (const auto& [k, v] : j["provenance"].items()) row_keys += k + ",";
+    keys.insert(row_keys);  // every row has every column
+    CHECK(j["chosen"].size() == 1);
+    CHECK(j["rejected"].size() == 1);
+    CHECK(j["chosen"] != j["rejected"]);
+    const auto& p = j["provenance"];
+    if (p["round"].get<int>() < 1) continue;
+    ++repair_rows;
+    // Siblings of one round: the same trajectory and round, the prompt holds round 0's attempt.
+    CHECK(p["pair"] == "siblings");
+    CHECK(p["rejected_trajectory"] == p["trajectory"]);
+    CHECK(p["rejected_round"] == p["round"]);
+    CHECK(p["branch"].is_number_integer());
+    CHECK(p["rejected_branch"].is_number_integer());
+    CHECK(p["branch"] != p["rejected_branch"]);
+    CHECK(p["decided_by"] == "stage");
+    CHECK(j["prompt"].size() >= 4);
+  }
+  CHECK(repair_rows >= 1);
+  CHECK(keys.size() == 1);
+  auto card = slurp(dir / "pref" / "README.md");
+  CHECK(card.find("- name: rejected_branch") != std::string::npos);
+
+  r = test::run_ptxbench({"report", "--db", db, "--experiment", "plain", "--experiment", "br", "--json",
+                          (dir / "m.json").string()},
+                         src);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("by LLM calls per trajectory") != std::string::npos);
+  auto metrics = nlohmann::json::parse(slurp(dir / "m.json"));
+  const auto& curves = metrics["by_llm_calls"];
+  REQUIRE(curves.size() == 2);
+  CHECK(curves[0]["experiment"] == "plain");
+  CHECK(curves[0]["branch"] == 1);
+  CHECK(curves[0]["llm_calls"] == 12);
+  CHECK(curves[0]["points"].size() == 3);
+  CHECK(curves[1]["branch"] == 2);
+  CHECK(curves[1]["llm_calls"] == 20);
+  CHECK(curves[1]["points"].size() == 5);
+  CHECK(curves[1]["points"][0]["passed"].is_null());  // no GPU: not run, not 0
+
+  // merge copies the siblings: the export of the merged database is the same.
+  r = test::run_ptxbench({"merge", "--out", (dir / "merged.db").string(), db}, src);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("siblings") != std::string::npos);
+  r = test::run_ptxbench({"export", "--db", (dir / "merged.db").string(), "--experiment", "br", "--kind",
+                          "preference", "--out", (dir / "merged.jsonl").string()},
+                         src);
+  REQUIRE(r.exit_code == 0);
+  std::istringstream a(slurp(dir / "pref" / "data" / "train.jsonl"));
+  std::istringstream b(slurp(dir / "merged.jsonl"));
+  std::string la, lb;
+  int compared = 0;
+  while (std::getline(a, la) && std::getline(b, lb)) {
+    auto x = nlohmann::json::parse(la);
+    auto y = nlohmann::json::parse(lb);
+    CHECK(x["chosen"] == y["chosen"]);
+    CHECK(x["rejected"] == y["rejected"]);
+    CHECK(x["provenance"]["branch"] == y["provenance"]["branch"]);
+    ++compared;
+  }
+  CHECK(compared == repair_rows + 1);  // and the one round-0 pair
   fs::remove_all(dir);
 }

@@ -87,3 +87,29 @@ TEST_CASE("a file that is not a run database is an input error for run - export 
   CHECK_FALSE(fs::exists(out.string() + "-wal"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("an invalid branch on the command line - in PTXBENCH_BRANCH or in a config is an input error naming it") {
+  const fs::path dir = fresh_dir("branch");
+  const auto db = (dir / "b.db").string();
+  for (const std::string bad : {"0", "-1", "17", "2.5", "two"}) {
+    auto r = test::run_ptxbench({"run", "--db", db, "--branch", bad, "--quiet"}, PTXBENCH_SOURCE_DIR);
+    INFO(bad << ": " << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("--branch: ") != std::string::npos);
+    CHECK_FALSE(fs::exists(db));
+  }
+  ::setenv("PTXBENCH_BRANCH", "99", 1);
+  auto r = test::run_ptxbench({"run", "--db", db, "--quiet"}, PTXBENCH_SOURCE_DIR);
+  ::unsetenv("PTXBENCH_BRANCH");
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("--branch: 99 is out of range (1 to 16)") != std::string::npos);
+  for (const std::string bad : {"0", "-3", "17", "1.5", "\"2\""}) {
+    std::ofstream(dir / "c.json") << R"({"name": "x", "branch": )" << bad << "}";
+    r = test::run_ptxbench({"run", "--config", (dir / "c.json").string(), "--db", db, "--quiet"}, PTXBENCH_SOURCE_DIR);
+    INFO(bad << ": " << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("c.json: $.branch: ") != std::string::npos);
+    CHECK_FALSE(fs::exists(db));
+  }
+  fs::remove_all(dir);
+}

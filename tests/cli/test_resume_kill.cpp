@@ -96,3 +96,113 @@ TEST_CASE("SIGKILL at random moments - then --resume: no turn lost or duplicated
   for (const auto& tr : store->trajectories(exp->id)) CHECK(tr.status == "done");
   fs::remove_all(dir);
 }
+
+namespace {
+
+// Every stored sibling as (task, sample, round, branch) -> reply, with the
+// invariants of a branched run checked on the way: a round with a turn has
+// exactly `branch` judged siblings, one chosen, the turn's reply.
+std::map<std::tuple<std::string, int, int, int>, std::string> sibling_snapshot(const fs::path& db, int branch,
+                                                                             bool complete) {
+  std::map<std::tuple<std::string, int, int, int>, std::string> out;
+  auto store = run_store::open(db, true);
+  for (const auto& e : store->experiments())
+    for (const auto& tr : store->trajectories(e.id)) {
+      auto turns = store->turns(tr.id);
+      std::map<int, std::vector<branch_reply_row>> by_round;
+      for (auto& b : store->branch_replies(tr.id)) {
+        out[{tr.task_id, tr.sample, b.turn.round, b.branch}] = b.turn.reply;
+        CHECK(b.turn.round >= 1);
+        CHECK(b.branch < branch);
+        by_round[b.turn.round].push_back(std::move(b));
+      }
+      for (const auto& tv : turns) {
+        if (tv.turn.round == 0) continue;
+        INFO(tr.task_id << " sample " << tr.sample << " round " << tv.turn.round);
+        const auto& siblings = by_round[tv.turn.round];
+        CHECK(siblings.size() == static_cast<size_t>(branch));
+        int chosen = 0;
+        for (const auto& b : siblings) {
+          CHECK(b.evaluation.has_value());
+          if (b.chosen) {
+            ++chosen;
+            CHECK(b.turn.reply == tv.turn.reply);
+          }
+        }
+        CHECK(chosen == 1);
+      }
+      // Siblings only ahead of the turns by the one round in progress.
+      for (const auto& [round, siblings] : by_round) {
+        CHECK(round <= static_cast<int>(turns.size()));
+        if (complete) CHECK(round < static_cast<int>(turns.size()));
+      }
+    }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("SIGKILL at random moments of a branched run - then --resume: no sibling lost or asked twice") {
+  const fs::path src = PTXBENCH_SOURCE_DIR;
+  const fs::path dir = fs::temp_directory_path() / ("ptxbench_kill_branch_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string typo = (src / "configs/demo/naive_gemm_typo.ptx").string();
+  const std::string fixed = (src / "configs/demo/naive_gemm.ptx").string();
+  const std::string manifest = (src / "configs/demo/naive_gemm.json").string();
+  {
+    std::ofstream(dir / "script.json") << R"({"latency_ms": 40, "tasks": {"*": [)"
+                                       << R"([{"text": "r0", "ptx": ")" << typo << R"(", "manifest": ")" << manifest << R"("}],)"
+                                       << R"([{"text": "r1 fixed", "ptx": ")" << fixed << R"(", "manifest": ")" << manifest << R"("},)"
+                                       << R"( {"text": "r1 still wrong", "ptx": ")" << typo << R"(", "manifest": ")" << manifest << R"("}],)"
+                                       << R"([{"text": "r2 without a manifest"}, {"text": "r2 again", "ptx": ")" << fixed
+                                       << R"(", "manifest": ")" << manifest << R"("}]]}})";
+    std::ofstream(dir / "config.json") << R"({"name": "killbranch", "db": ")" << (dir / "run.db").string()
+                                       << R"(", "tasks_dir": ")" << (src / "tasks").string() << R"(", "prompts_dir": ")"
+                                       << (src / "prompts").string()
+                                       << R"(", "tasks": ["gemm_bf16_mma_sync", "gemm_bf16_wgmma"], "samples": 3, "rounds": 3,)"
+                                       << R"( "branch": 2, "stop": "all_rounds", "concurrency": 3, "gpu": "off", "llm": {"kind": "embedded"},)"
+                                       << R"( "endpoint_script": ")" << (dir / "script.json").string() << R"("})";
+  }
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int> delay_ms(150, 900);
+  std::map<std::tuple<std::string, int, int, int>, std::string> seen;
+  int kills = 0;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    std::vector<std::string> args{"run", "--config", (dir / "config.json").string(), "--quiet"};
+    if (fs::exists(dir / "run.db")) args.push_back("--resume");
+    auto log = dir / "run.log";
+    pid_t pid = test::spawn_ptxbench(args, dir, log);
+    int wait = delay_ms(rng);
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+    kill(pid, SIGKILL);
+    auto r = test::wait_for(pid, log);
+    if (r.signal == SIGKILL) ++kills;
+    INFO("attempt " << attempt << " killed after " << wait << " ms: " << r.output);
+    if (!fs::exists(dir / "run.db")) continue;
+    auto now = sibling_snapshot(dir / "run.db", 2, false);
+    for (const auto& [key, reply] : seen) {
+      REQUIRE(now.count(key));  // nothing stored before a kill is lost
+      CHECK(now.at(key) == reply);
+    }
+    seen = now;
+  }
+  CHECK(kills >= 3);
+  auto final_run = test::run_ptxbench({"run", "--config", (dir / "config.json").string(), "--quiet", "--resume"}, dir);
+  INFO(final_run.output);
+  // Complete; no scripted kernel fails no stage (typo, no mma.sync, no manifest): exit 1.
+  CHECK(final_run.exit_code == 1);
+  CHECK(final_run.output.find("no trajectory has a candidate that failed no stage") != std::string::npos);
+  auto all = sibling_snapshot(dir / "run.db", 2, true);
+  CHECK(all.size() == 2 * 3 * 2 * 2);  // 6 trajectories x rounds 1 and 2 x 2 siblings, each once
+  for (const auto& [key, reply] : seen) CHECK(all.at(key) == reply);
+  auto store = run_store::open(dir / "run.db", true);
+  auto exp = store->find_experiment("killbranch");
+  REQUIRE(exp);
+  CHECK(exp->status == "done");
+  for (const auto& tr : store->trajectories(exp->id)) {
+    CHECK(tr.status == "done");
+    CHECK(store->turns(tr.id).size() == 3);
+  }
+  fs::remove_all(dir);
+}

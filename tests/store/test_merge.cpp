@@ -372,3 +372,102 @@ TEST_CASE("merge: a missing input - a file that is no database - or the output a
   CHECK_THROWS_AS(merge_run_databases({text}, *out), merge_error);
   CHECK(rows(merged, "experiments") == 0);
 }
+
+namespace {
+
+// A shard whose one trajectory has a branched round 1 (two siblings, branch 1
+// chosen). `partial`: the shard was copied while its round 1 was running:
+// branch 0 judged, branch 1 stored without a verdict, nothing chosen.
+void write_branched_shard(const std::filesystem::path& file, bool partial) {
+  auto store = run_store::open(file);
+  experiment_row e = sample_experiment("branched");
+  e.config["branch"] = 2;
+  const int64_t experiment = store->create_experiment(e);
+  const int64_t t = store->ensure_trajectory(experiment, "softmax", "reduction", 0);
+  write_round(*store, t, "softmax", 0, 0);
+  for (int b = 0; b < 2; ++b) {
+    branch_reply_row s;
+    s.branch = b;
+    s.turn.trajectory_id = t;
+    s.turn.round = 1;
+    s.turn.messages = {{{"role", "user"}, {"content", "write softmax"}}};
+    s.turn.reply = "sibling " + std::to_string(b);
+    s.turn.model = "m";
+    s.turn.created_at = stamp(1);
+    s.candidate.ptx = ".visible .entry softmax_b" + std::to_string(b);
+    if (!partial || b == 0) {
+      evaluation_row v;
+      v.evaluator_version = "0.1.0";
+      v.verdict = b == 0 ? "compile" : "passed";
+      v.passed = b == 1;
+      v.result = {{"verdict", v.verdict}};
+      v.created_at = stamp(1);
+      s.evaluation = v;
+    }
+    store->record_branch_reply(s);
+  }
+  if (partial) return;
+  store->choose_branch(t, 1, 1);
+  store->finish_trajectory(t, "passed", true, 2);
+  store->set_experiment_status(experiment, "done");
+}
+
+}  // namespace
+
+TEST_CASE("merge copies the siblings of branched rounds - completes a partly recorded round - adds nothing twice") {
+  temp_folder dir;
+  const auto merged = dir / "all.db";
+  const auto partial = dir / "partial.db";
+  const auto full = dir / "full.db";
+  write_branched_shard(partial, true);
+  write_branched_shard(full, false);
+  auto out = run_store::open(merged);
+  auto first = merge_run_databases({partial}, *out);
+  CHECK(first.total_branch_replies() == 2);
+  auto exp = out->find_experiment("branched");
+  REQUIRE(exp);
+  auto t = out->trajectories(exp->id).at(0);
+  CHECK(t.status == "pending");
+  auto siblings = out->branch_replies(t.id);
+  REQUIRE(siblings.size() == 2);
+  CHECK(siblings[0].evaluation);
+  CHECK_FALSE(siblings[1].evaluation);
+  // The finished copy: branch 1's verdict and the choice are filled in, no sibling twice.
+  auto second = merge_run_databases({full}, *out);
+  CHECK(second.experiments.at(0).trajectories_completed == 1);
+  CHECK(second.total_branch_replies() == 1);
+  siblings = out->branch_replies(out->trajectories(exp->id).at(0).id);
+  REQUIRE(siblings.size() == 2);
+  REQUIRE(siblings[1].evaluation);
+  CHECK(siblings[1].evaluation->verdict == "passed");
+  CHECK(siblings[1].chosen);
+  CHECK_FALSE(siblings[0].chosen);
+  CHECK(siblings[1].turn.created_at == stamp(1));
+  auto turns = out->turns(out->trajectories(exp->id).at(0).id);
+  REQUIRE(turns.size() == 2);
+  CHECK(turns[1].turn.reply == "sibling 1");
+  CHECK(rows(merged, "branch_replies") == 2);
+  // Merging again adds nothing.
+  auto third = merge_run_databases({full}, *out);
+  CHECK(third.total_branch_replies() == 0);
+  CHECK(third.experiments.at(0).trajectories_skipped == 1);
+  CHECK(rows(merged, "branch_replies") == 2);
+}
+
+TEST_CASE("merge refuses two shards whose siblings of one round differ") {
+  temp_folder dir;
+  const auto a = dir / "a.db";
+  const auto b = dir / "b.db";
+  write_branched_shard(a, false);
+  write_branched_shard(b, false);
+  {
+    auto store = run_store::open(b);
+    const auto t = store->trajectories(store->find_experiment("branched")->id).at(0);
+    branch_reply_row extra = store->branch_replies(t.id).at(0);
+    extra.branch = 2;
+    store->record_branch_reply(extra);
+  }
+  auto out = run_store::open(dir / "all.db");
+  CHECK_THROWS_WITH_AS(merge_run_databases({a, b}, *out), doctest::Contains("round 1 branch 2"), merge_error);
+  CHECK(rows(dir / "all.db", "branch_replies") == 0);
+}
