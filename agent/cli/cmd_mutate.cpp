@@ -124,9 +124,12 @@ int cmd_mutate(int argc, char** argv) {
                o.experiment_name.c_str(), eval->gpu_description().c_str());
   const bool quiet = args.count("quiet") > 0;
   auto summary = mutate::run_mutation(solutions, *eval, *store, prompts, o, [&](const mutate::mutant_record& m) {
-    if (!quiet)
-      std::fprintf(stderr, "  %-32s %-24s %-11s %s\n", m.task_id.c_str(), m.op.c_str(), to_string(m.outcome),
-                   m.change.c_str());
+    if (quiet) return;
+    std::fprintf(stderr, "  %-32s %-24s %-11s %s\n", m.task_id.c_str(), m.op.c_str(), to_string(m.outcome),
+                 m.change.c_str());
+    // What the evaluator said, where the mutant was not kept: why it missed its stage.
+    if (m.outcome != mutate::mutant_outcome::kept)
+      std::fprintf(stderr, "  %-32s   -> %s: %.300s\n", "", m.verdict.c_str(), m.headline.c_str());
   });
   std::printf("%s", mutate::format_mutation_table(summary).c_str());
   std::printf("kept %d mutants as trajectories of experiment %s in %s\n", summary.kept(), o.experiment_name.c_str(),

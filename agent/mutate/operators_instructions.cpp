@@ -134,25 +134,29 @@ std::optional<mutant> cuda_core_rewrite(const task&, const solution& s, std::mt1
   return mutant{r.ptx, r.manifest_text, true, "kernel rewritten without the target instructions (rewrite '" + r.name + "')"};
 }
 
-// A spin-wait on an mbarrier given a sleep back-off: every failed try_wait
-// sleeps before its result is looked at (and the loop retries), so a waiter
-// wakes up long after its data landed. Correct, same instructions, slower.
+// A spin-wait on an mbarrier that sleeps before every poll ("back off so the
+// producer gets the issue slots"): each wait, even one whose phase already
+// completed, first sleeps, so waiters wake up long after their data landed.
+// Correct, same instructions, slower. (A sleep only after a failed try_wait
+// was tried first: try_wait already suspends in hardware, so it seldom
+// failed and most such mutants kept their speed on the H200.)
 std::optional<mutant> mbarrier_wait_backoff(const task&, const solution& s, std::mt19937_64& rng) {
   static const std::regex wait(R"(^(\s*)mbarrier\.(try_wait|test_wait)[\w.:]*\s+(%?\w+)\s*,.*;)");
-  static const int sleeps[] = {2000, 4000, 8000};
+  static const int sleeps[] = {500, 1000, 2000};
   const int ns = sleeps[pick(rng, 3)];
   std::vector<std::string> out;
   int changed = 0;
   for (const auto& l : split_lines(s.ptx)) {
-    out.push_back(l);
     std::smatch m;
-    if (!std::regex_search(l, m, wait)) continue;
-    out.push_back(m[1].str() + "@!" + m[3].str() + " nanosleep.u32 " + std::to_string(ns) + ";");
-    ++changed;
+    if (std::regex_search(l, m, wait)) {
+      out.push_back(m[1].str() + "nanosleep.u32 " + std::to_string(ns) + ";");
+      ++changed;
+    }
+    out.push_back(l);
   }
   if (changed == 0) return std::nullopt;
   return mutant{join_lines(out), s.manifest_text, true,
-                std::to_string(changed) + " mbarrier waits sleep " + std::to_string(ns) + " ns when not yet complete"};
+                std::to_string(changed) + " mbarrier waits sleep " + std::to_string(ns) + " ns before every poll"};
 }
 
 // cp.async pipelining undone: every wait drains all copies in flight, so a
