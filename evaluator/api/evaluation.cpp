@@ -1,5 +1,7 @@
 #include "evaluator/api/evaluation.hpp"
 
+#include <limits>
+
 #include "evaluator/api/json_path.hpp"
 
 namespace ptxbench {
@@ -150,6 +152,22 @@ nlohmann::json to_json(const evaluation_result& r) {
   return j;
 }
 
+namespace {
+
+// JSON has no NaN or infinity: nlohmann writes a non-finite double as null.
+// Inside the reports every number field is a plain double or integer (the
+// optional parts are whole objects, checked above them), so a null there is a
+// figure that was not finite, read back as NaN: a kernel whose output is all
+// NaN must get its correctness verdict, not an evaluator error.
+nlohmann::json nulls_as_nan(nlohmann::json j) {
+  if (j.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (j.is_object() || j.is_array())
+    for (auto& v : j) v = nulls_as_nan(std::move(v));
+  return j;
+}
+
+}  // namespace
+
 evaluation_result evaluation_result_from_json(const nlohmann::json& j) {
   evaluation_result r;
   try {
@@ -163,19 +181,21 @@ evaluation_result evaluation_result_from_json(const nlohmann::json& j) {
         stage_outcome o;
         o.status = parse_stage_status(it.value().value("status", "not_run"));
         o.reason = it.value().value("reason", "");
-        o.time_ms = it.value().value("time_ms", 0.0);
+        o.time_ms = it.value().contains("time_ms") && it.value()["time_ms"].is_number()
+                        ? it.value()["time_ms"].get<double>()
+                        : 0.0;
         r.stages[parse_stage(it.key())] = o;
       }
-    if (j.contains("compile")) r.compile = j["compile"].get<compile_report>();
-    if (j.contains("instructions")) r.instructions = j["instructions"].get<instruction_report>();
-    if (j.contains("runtime") && !j["runtime"].is_null()) r.runtime = j["runtime"].get<runtime_report>();
-    if (j.contains("correctness")) r.correctness = j["correctness"].get<correctness_report>();
+    if (j.contains("compile")) r.compile = nulls_as_nan(j["compile"]).get<compile_report>();
+    if (j.contains("instructions")) r.instructions = nulls_as_nan(j["instructions"]).get<instruction_report>();
+    if (j.contains("runtime") && !j["runtime"].is_null()) r.runtime = nulls_as_nan(j["runtime"]).get<runtime_report>();
+    if (j.contains("correctness")) r.correctness = nulls_as_nan(j["correctness"]).get<correctness_report>();
     if (j.contains("performance") && !j["performance"].is_null())
-      r.performance = j["performance"].get<performance_report>();
+      r.performance = nulls_as_nan(j["performance"]).get<performance_report>();
     if (j.contains("seeds") && j["seeds"].is_object()) r.seeds = j["seeds"].get<seed_record>();
     r.evaluator_version = j.value("evaluator_version", "");
     r.gpu = j.value("gpu", "");
-    r.total_ms = j.value("total_ms", 0.0);
+    r.total_ms = j.contains("total_ms") && j["total_ms"].is_number() ? j["total_ms"].get<double>() : 0.0;
   } catch (const nlohmann::json::exception& e) {
     throw input_error(std::string("evaluation result JSON: ") + e.what());
   }

@@ -1,4 +1,6 @@
 #include <doctest/doctest.h>
+#include <cmath>
+#include <limits>
 
 #include "evaluator/api/evaluation.hpp"
 #include "evaluator/api/json_path.hpp"
@@ -81,4 +83,46 @@ TEST_CASE("candidates rank stage by stage in table order - then by speedup") {
   CHECK(better(slow, result({{stage::format, passed}, {stage::compile, passed}, {stage::runtime, passed}}, std::nullopt)));
   CHECK(stage_score(failed) < stage_score(not_run));
   CHECK(stage_score(unverified) == stage_score(not_run));
+}
+
+// A kernel whose output is NaN or infinite gives error figures that JSON
+// cannot hold (written as null): the result must read back with its verdict,
+// not fail as an evaluator error (seen on the H200: "type must be number, but
+// is null" for every wgmma -> mma.sync mutant of the GEMM tasks).
+TEST_CASE("non-finite figures survive the trip through JSON") {
+  evaluation_result r;
+  r.verdict = stage::correctness;
+  r.headline = "correctness failed: C wrong";
+  r.stages[stage::runtime] = {stage_status::passed, "", 1.0};
+  r.stages[stage::correctness] = {stage_status::failed, "C wrong", 2.0};
+  output_check o;
+  o.tensor = "C";
+  o.max_abs_error = std::numeric_limits<double>::quiet_NaN();
+  o.rel_l2_error = std::numeric_limits<double>::infinity();
+  o.max_err_to_scale = -std::numeric_limits<double>::infinity();
+  o.nan_count = 7;
+  r.correctness.outputs.push_back(o);
+  r.instructions.other_math_share["M=4096"] = std::numeric_limits<double>::quiet_NaN();
+  performance_report p;
+  p.speedup = 0.5;
+  p.candidate_ms = std::numeric_limits<double>::infinity();
+  r.performance = p;
+  const std::string text = to_json(r).dump();
+  evaluation_result back;
+  REQUIRE_NOTHROW(back = evaluation_result_from_json(nlohmann::json::parse(text)));
+  CHECK(back.verdict == stage::correctness);
+  CHECK(back.stages[stage::correctness].status == stage_status::failed);
+  REQUIRE(back.correctness.outputs.size() == 1);
+  CHECK(std::isnan(back.correctness.outputs[0].max_abs_error));
+  CHECK(std::isnan(back.correctness.outputs[0].rel_l2_error));
+  CHECK(back.correctness.outputs[0].nan_count == 7);
+  CHECK(back.correctness.outputs[0].tensor == "C");
+  REQUIRE(back.performance.has_value());
+  CHECK(back.performance->speedup == doctest::Approx(0.5));
+  // Absent parts stay absent.
+  evaluation_result none;
+  none.verdict = stage::compile;
+  evaluation_result none_back = evaluation_result_from_json(nlohmann::json::parse(to_json(none).dump()));
+  CHECK_FALSE(none_back.runtime.has_value());
+  CHECK_FALSE(none_back.performance.has_value());
 }
