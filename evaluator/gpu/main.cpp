@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   w.progress = [&](const protocol::worker_progress& p) { send(protocol::to_json(p)); };
   try {
     gpu::init_worker(w, device, known_peak, known_copy);
+    if (spare) gpu::warm_reference_gemms(w);
   } catch (const gpu::cuda_error& e) {
     bool none = e.code == CUDA_ERROR_NO_DEVICE || e.code == CUDA_ERROR_STUB_LIBRARY ||
                 e.code == CUDA_ERROR_INVALID_DEVICE || e.code == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;
@@ -54,7 +55,6 @@ int main(int argc, char** argv) {
   // H200 with CUPTI 13.0 a pass in a process whose profiler was initialised
   // before the candidate's module was loaded recorded nothing (docs/gpu-runs.md,
   // 2026-12-03), so the pass initialises it itself.
-  (void)spare;
   send(protocol::to_json(w.hello));
 
   gpu::reference_cache refs(w);

@@ -39,5 +39,8 @@ struct worker_state {
 // known_peak_tflops / known_copy_gbps > 0: rates measured by an earlier worker
 // on this GPU, used instead of measuring again.
 void init_worker(worker_state& w, int ordinal, double known_peak_tflops = 0, double known_copy_gbps = 0);
+// Runs the reference GEMMs' cuBLAS kernels once (a spare does, before it says
+// hello), so its counting pass does not pay for their first use.
+void warm_reference_gemms(worker_state& w);
 
 }  // namespace ptxbench::gpu
