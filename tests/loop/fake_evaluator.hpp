@@ -1,9 +1,12 @@
 #pragma once
 // An evaluator for loop tests: the verdict is written in the candidate's PTX as
 // "// verdict: <stage|passed>", so a scripted reply decides how it is judged.
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <stdexcept>
 
 #include "evaluator/api/evaluation.hpp"
 
@@ -23,6 +26,26 @@ class fake_evaluator : public evaluator {
   bool m_serialized;
   std::mutex m_gpu;
   std::atomic<int> m_calls{0};
+};
+
+// Throws for candidates marked "// verdict: throw" (std::exception) or
+// "// verdict: throw_int" (anything else); judges the rest like fake_evaluator.
+class throwing_evaluator : public fake_evaluator {
+ public:
+  evaluation_result evaluate(const evaluation_request& r) override {
+    if (r.ptx.find("verdict: throw_int") != std::string::npos) throw 42;
+    if (r.ptx.find("verdict: throw") != std::string::npos) throw std::runtime_error("harness exploded");
+    return fake_evaluator::evaluate(r);
+  }
+};
+
+// Ends the process for candidates marked "// verdict: crash", as a signal in a parser would.
+class crashing_evaluator : public fake_evaluator {
+ public:
+  evaluation_result evaluate(const evaluation_request& r) override {
+    if (r.ptx.find("verdict: crash") != std::string::npos) _exit(99);
+    return fake_evaluator::evaluate(r);
+  }
 };
 
 }  // namespace ptxbench::test

@@ -70,23 +70,9 @@ class scripted_provider : public provider {
   std::map<std::tuple<std::string, int, int>, int> m_served;
 };
 
-// Throws for candidates marked "// verdict: throw"; judges the rest like fake_evaluator.
-class throwing_evaluator : public test::fake_evaluator {
- public:
-  evaluation_result evaluate(const evaluation_request& r) override {
-    if (r.ptx.find("verdict: throw") != std::string::npos) throw std::runtime_error("harness exploded");
-    return fake_evaluator::evaluate(r);
-  }
-};
+using test::throwing_evaluator;
 
-// Ends the process for candidates marked "// verdict: crash".
-class crashing_evaluator : public test::fake_evaluator {
- public:
-  evaluation_result evaluate(const evaluation_request& r) override {
-    if (r.ptx.find("verdict: crash") != std::string::npos) _exit(99);
-    return fake_evaluator::evaluate(r);
-  }
-};
+using test::crashing_evaluator;
 
 struct fixture {
   fs::path dir;

@@ -24,25 +24,9 @@ std::string reply(const std::string& verdict) {
          "```json\n{\"launches\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [32], \"params\": []}]}\n```\n";
 }
 
-// Throws for candidates marked "// verdict: throw" (std::exception) or
-// "// verdict: throw_int" (anything else); judges the rest like fake_evaluator.
-class throwing_evaluator : public test::fake_evaluator {
- public:
-  evaluation_result evaluate(const evaluation_request& r) override {
-    if (r.ptx.find("verdict: throw_int") != std::string::npos) throw 42;
-    if (r.ptx.find("verdict: throw") != std::string::npos) throw std::runtime_error("harness exploded");
-    return fake_evaluator::evaluate(r);
-  }
-};
+using test::throwing_evaluator;
 
-// Ends the process for candidates marked "// verdict: crash", as a signal in a parser would.
-class crashing_evaluator : public test::fake_evaluator {
- public:
-  evaluation_result evaluate(const evaluation_request& r) override {
-    if (r.ptx.find("verdict: crash") != std::string::npos) _exit(99);
-    return fake_evaluator::evaluate(r);
-  }
-};
+using test::crashing_evaluator;
 
 struct fixture {
   fs::path dir;
