@@ -117,6 +117,10 @@ struct sass_listing {
 // /usr/local/cuda/bin, or the nvidia-cuda-nvdisasm Python wheel). Never throws.
 sass_listing disassemble(const std::vector<char>& cubin);
 
+// Listings are cached by cubin (and nvdisasm) like compiles; for tests:
+void disassembly_cache_clear();
+uint64_t disassembly_cache_hits();
+
 // The nvdisasm disassemble() would run, found as described there; "" when none.
 std::string nvdisasm_path();
 

@@ -9,72 +9,13 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <list>
-#include <mutex>
-#include <optional>
-#include <string_view>
-#include <unordered_map>
-
 #include "evaluator/compile/compile.hpp"
+#include "evaluator/compile/lru_cache.hpp"
 
 namespace ptxbench {
 namespace {
 
-struct cache_entry {
-  std::string key;
-  compiled_module module;
-  size_t bytes = 0;
-};
-
-class module_cache {
- public:
-  std::optional<compiled_module> find(const std::string& key) {
-    std::lock_guard lock(m_mutex);
-    auto it = m_index.find(key);
-    if (it == m_index.end()) {
-      ++m_stats.misses;
-      return std::nullopt;
-    }
-    m_entries.splice(m_entries.begin(), m_entries, it->second);
-    ++m_stats.hits;
-    return it->second->module;
-  }
-
-  void put(const std::string& key, const compiled_module& m, size_t capacity) {
-    const size_t bytes = key.size() + m.cubin.size() + m.report.log.size() + 1024;
-    std::lock_guard lock(m_mutex);
-    if (bytes > capacity || m_index.count(key)) return;
-    m_entries.push_front({key, m, bytes});
-    m_index.emplace(m_entries.front().key, m_entries.begin());
-    m_stats.bytes += bytes;
-    while (m_stats.bytes > capacity && !m_entries.empty()) {
-      m_stats.bytes -= m_entries.back().bytes;
-      m_index.erase(m_entries.back().key);
-      m_entries.pop_back();
-      ++m_stats.evictions;
-    }
-    m_stats.entries = m_entries.size();
-  }
-
-  void clear() {
-    std::lock_guard lock(m_mutex);
-    m_index.clear();
-    m_entries.clear();
-    m_stats = {};
-  }
-
-  compile_cache_stats stats() {
-    std::lock_guard lock(m_mutex);
-    m_stats.entries = m_entries.size();
-    return m_stats;
-  }
-
- private:
-  std::mutex m_mutex;
-  std::list<cache_entry> m_entries;  // most recently used first
-  std::unordered_map<std::string_view, std::list<cache_entry>::iterator> m_index;
-  compile_cache_stats m_stats;
-};
+using module_cache = lru_cache<compiled_module>;
 
 module_cache& the_cache() {
   static module_cache cache;
@@ -133,11 +74,14 @@ compiled_module compile_ptx(const std::string& ptx, const std::string& arch) {
     return *std::move(hit);
   }
   compiled_module m = compile_ptx(ptx, arch, compiler_backend::automatic);
-  if (reproducible(m)) the_cache().put(key, m, capacity);
+  if (reproducible(m)) the_cache().put(key, m, m.cubin.size() + m.report.log.size(), capacity);
   return m;
 }
 
-compile_cache_stats compile_cache_statistics() { return the_cache().stats(); }
+compile_cache_stats compile_cache_statistics() {
+  const lru_stats s = the_cache().stats();
+  return {s.hits, s.misses, s.evictions, s.entries, s.bytes};
+}
 void compile_cache_clear() { the_cache().clear(); }
 
 }  // namespace ptxbench

@@ -109,3 +109,31 @@ TEST_CASE("the cache is bounded and can be switched off") {
     CHECK(compile_cache_capacity() == size_t(256) << 20);
   }
 }
+
+TEST_CASE("a cubin seen before is not disassembled again") {
+  if (nvdisasm_path().empty()) {
+    MESSAGE("nvdisasm not found: nothing to cache");
+    return;
+  }
+  disassembly_cache_clear();
+  const compiled_module m = compile_ptx(read_ptx_fixture("wgmma_sm90a.ptx"), "sm_90a");
+  REQUIRE(m.ok);
+  const sass_listing first = disassemble(m.cubin);
+  REQUIRE(first.available);
+  CHECK(disassembly_cache_hits() == 0);
+  const sass_listing again = disassemble(m.cubin);
+  CHECK(disassembly_cache_hits() == 1);
+  REQUIRE(again.instructions.size() == first.instructions.size());
+  for (size_t i = 0; i < first.instructions.size(); ++i) CHECK(again.instructions[i].text == first.instructions[i].text);
+  CHECK(again.opcode_counts == first.opcode_counts);
+  // One byte different is another cubin.
+  std::vector<char> other = m.cubin;
+  other.back() = char(other.back() ^ 1);
+  disassemble(other);
+  CHECK(disassembly_cache_hits() == 1);
+  {
+    scoped_env off("PTXBENCH_COMPILE_CACHE_MB", "0");
+    disassemble(m.cubin);
+    CHECK(disassembly_cache_hits() == 1);
+  }
+}
