@@ -16,6 +16,7 @@
 
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/local.hpp"
+#include "evaluator/compile/compile.hpp"
 
 using namespace ptxbench;
 namespace fs = std::filesystem;
@@ -124,6 +125,9 @@ int main(int argc, char** argv) {
   int variant = 0;
   const auto fresh = [&variant](evaluation_request r) {
     r.ptx += "\n// eval_latency candidate " + std::to_string(++variant) + "\n";
+    // The comment leaves the cubin as it was: forget its disassembly too, as
+    // for a model's new candidate (whose cubin is new).
+    disassembly_cache_clear();
     return r;
   };
   for (auto* c : {&gemm, &attention}) {
