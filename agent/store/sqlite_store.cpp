@@ -27,11 +27,6 @@ std::unique_ptr<run_store> run_store::open(const std::filesystem::path& path, bo
 }
 
 namespace store_detail {
-namespace {
-
-std::string or_now(const std::string& timestamp) { return timestamp.empty() ? utc_now_iso8601() : timestamp; }
-
-}  // namespace
 
 sqlite_store::sqlite_store(const std::filesystem::path& path, bool read_only)
     : m_path(path), m_db(path, read_only) {

@@ -11,12 +11,6 @@ namespace ptxbench::store_detail {
 
 namespace {
 
-bool table_exists(connection& db, const char* name) {
-  statement s = db.query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
-  s.bind(1, std::string(name));
-  return s.step() && s.int64_at(0) > 0;
-}
-
 #define PTXBENCH_BRANCH_COLUMNS                                                                          \
   "b.id, b.trajectory_id, b.round, b.branch, b.chosen, b.judge_attempts, b.messages, b.feedback, "      \
   "b.feedback_detail, b.reply, b.reasoning, b.finish_reason, b.model, b.author, b.prompt_tokens, "      \
@@ -74,8 +68,6 @@ branch_reply_row read_branch_reply(const connection& db, const statement& s) {
   }
   return b;
 }
-
-std::string or_now(const std::string& timestamp) { return timestamp.empty() ? utc_now_iso8601() : timestamp; }
 
 }  // namespace
 

@@ -3,16 +3,10 @@
 // writer is one BEGIN IMMEDIATE transaction, so two processes deciding on one
 // lease at once are serialised by SQLite: exactly one of them takes it.
 #include "agent/store/sqlite_store.hpp"
+#include "agent/store/store_rows.hpp"
 
 namespace ptxbench::store_detail {
 
-namespace {
-bool table_exists(connection& db, const char* name) {
-  statement s = db.query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
-  s.bind(1, std::string(name));
-  return s.step() && s.int64_at(0) > 0;
-}
-}  // namespace
 
 int sqlite_store::note_judge_attempt(int64_t candidate_id) {
   std::lock_guard lock(m_mutex);

@@ -21,6 +21,14 @@ std::string json_text(const nlohmann::json& value) {
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string or_now(const std::string& timestamp) { return timestamp.empty() ? utc_now_iso8601() : timestamp; }
+
+bool table_exists(connection& db, const char* name) {
+  statement s = db.query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  s.bind(1, std::string(name));
+  return s.step() && s.int64_at(0) > 0;
+}
+
 experiment_row read_experiment(const connection& db, const statement& s, int first) {
   experiment_row e;
   e.id = s.int64_at(first + 0);

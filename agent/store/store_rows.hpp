@@ -41,4 +41,9 @@ llm_failure_row read_llm_failure(const statement& s, int first = 0);
 // anything) is replaced rather than failing the write of a whole turn.
 std::string json_text(const nlohmann::json& value);
 
+// `timestamp`, or the current UTC time when it is empty (rows leave created_at to the store).
+std::string or_now(const std::string& timestamp);
+// Whether the database has a table of that name (an older file may lack an added one).
+bool table_exists(connection& db, const char* name);
+
 }  // namespace ptxbench::store_detail
