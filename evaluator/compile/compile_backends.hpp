@@ -11,6 +11,9 @@ void compile_with_nvjitlink(const std::string& ptx, const std::string& arch, com
 void compile_with_ptxas(const std::string& ptx, const std::string& arch, const std::string& ptxas,
                         compiled_module& out);
 
+// What compiler_backend::automatic stands for here and now (compile.hpp says how it is chosen).
+compiler_backend automatic_backend();
+
 // Appends an error diagnostic without a line (infrastructure or whole-module problems).
 void add_compile_error(compile_report& report, std::string message);
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include "evaluator/compile/compile.hpp"
+#include "evaluator/compile/compile_backends.hpp"
 #include "evaluator/compile/lru_cache.hpp"
 
 namespace ptxbench {
@@ -25,10 +26,8 @@ module_cache& the_cache() {
 // Which compiler compile_ptx would run, and which build of it: a toolkit
 // upgrade (another ptxas file) is another key.
 std::string compiler_identity() {
-  const char* configured = std::getenv("PTXBENCH_COMPILER");
-  const std::string choice = configured ? configured : "";
-  const std::string ptxas = choice == "nvjitlink" ? "" : ptxas_path();
-  if (ptxas.empty()) return "nvjitlink " + nvjitlink_version();
+  if (automatic_backend() == compiler_backend::nvjitlink) return "nvjitlink " + nvjitlink_version();
+  const std::string ptxas = ptxas_path();
   struct stat st {};
   std::string id = "ptxas " + ptxas;
   if (::stat(ptxas.c_str(), &st) == 0)

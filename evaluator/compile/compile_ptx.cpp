@@ -54,17 +54,19 @@ std::string ptx_bounds_problem(const std::string& ptx) {
   return "";
 }
 
+compiler_backend automatic_backend() {
+  const char* configured = std::getenv("PTXBENCH_COMPILER");
+  const std::string choice = configured ? configured : "";
+  return choice == "nvjitlink"                        ? compiler_backend::nvjitlink
+         : choice == "ptxas" || !ptxas_path().empty() ? compiler_backend::ptxas
+                                                      : compiler_backend::nvjitlink;
+}
+
 compiled_module compile_ptx(const std::string& ptx, const std::string& arch, compiler_backend backend) {
   const auto start = std::chrono::steady_clock::now();
   compiled_module out;
   out.report.arch = arch;
-  if (backend == compiler_backend::automatic) {
-    const char* configured = std::getenv("PTXBENCH_COMPILER");
-    const std::string choice = configured ? configured : "";
-    backend = choice == "nvjitlink"                        ? compiler_backend::nvjitlink
-              : choice == "ptxas" || !ptxas_path().empty() ? compiler_backend::ptxas
-                                                           : compiler_backend::nvjitlink;
-  }
+  if (backend == compiler_backend::automatic) backend = automatic_backend();
   static const std::regex arch_pattern("sm_[0-9]+[a-z]?");
   if (!std::regex_match(arch, arch_pattern)) {
     add_compile_error(out.report, "'" + arch + "' is not a target architecture (sm_90a, sm_100a, ...)");
