@@ -2,20 +2,22 @@
 # The whole GPU test suite and the GPU benchmarks in one call, on a machine
 # with a GPU, from binaries built elsewhere (nothing is built here):
 #   tests/gpu (adversarial suite + reference solutions), bench/eval_latency,
-#   optionally ncu's gpu__time_duration for timing fidelity.
+#   bench/gpu_busy (64 trajectories against a 2 s model: throughput and GPU
+#   busy fraction), optionally ncu's gpu__time_duration for timing fidelity.
 # Full logs go to $OUT (default ./gpu-suite-out); a short table is printed last.
 #
 # usage, on the build machine:   scripts/gpu_suite.sh --package BUILD_DIR
 #          (copies the three binaries, stripped, to .device/gpu/bin: carry .device/gpu)
 #        on the GPU machine:     scripts/gpu_suite.sh [BIN_DIR]   (default .device/gpu/bin)
 #   PTXBENCH_SUITE_NCU=0   skip the ncu comparison
+#   PTXBENCH_SUITE_BUSY_ARGS  arguments of the gpu_busy benchmark (default: its own)
 #   PTXBENCH_SUITE_{TEST,BENCH,NCU}_LIMIT   seconds allowed per step (90, 60, 40)
 set -u
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = --package ]; then
   build=${2:?usage: scripts/gpu_suite.sh --package BUILD_DIR}
   mkdir -p .device/gpu/bin
-  for b in ptxbench ptxbench-worker ptxbench_tests_gpu ptxbench_bench_eval_latency; do
+  for b in ptxbench ptxbench-worker ptxbench_tests_gpu ptxbench_bench_eval_latency ptxbench_bench_gpu_busy; do
     strip --strip-debug -o ".device/gpu/bin/$b" "$build/bin/$b" || exit 1
   done
   libs_test=$(find "$build" -name ptxbench_tests_gpu_libs -type f | head -1)
@@ -63,6 +65,11 @@ PTXBENCH_GPU_TEST_LOG=$OUT/gpu_tests.jsonl run gpu_tests "${PTXBENCH_SUITE_TEST_
 run eval_latency "${PTXBENCH_SUITE_BENCH_LIMIT:-60}" \
   "$BIN/ptxbench_bench_eval_latency" --json "$OUT/eval_latency.json" --passes 1
 
+if [ -x "$BIN/ptxbench_bench_gpu_busy" ]; then
+  # shellcheck disable=SC2086
+  run gpu_busy "${PTXBENCH_SUITE_BUSY_LIMIT:-240}" "$BIN/ptxbench_bench_gpu_busy" --json "$OUT/gpu_busy.json" \
+    ${PTXBENCH_SUITE_BUSY_ARGS:-}
+fi
 if [ -x "$BIN/ptxbench_tests_gpu_libs" ]; then
   run gpu_libs "${PTXBENCH_SUITE_LIBS_LIMIT:-90}" "$BIN/ptxbench_tests_gpu_libs"
 fi
@@ -110,6 +117,12 @@ b = os.path.join(out, "eval_latency.log")
 if os.path.exists(b):
     for line in open(b):
         if line.startswith(("evaluator", "latency", "  solution", "  adversarial", "throughput", "timing fidelity")) and "suite:" not in line:
+            print(line.rstrip())
+g = os.path.join(out, "gpu_busy.log")
+if os.path.exists(g):
+    print("\n== gpu_busy")
+    for line in open(g):
+        if line.startswith(("gpu_busy", "  evaluations", "  verdicts", "  busy window", "  GPU busy", "  NVML", "  main-worker")):
             print(line.rstrip())
 n = os.path.join(out, "ncu.log")
 if os.path.exists(n):

@@ -32,7 +32,8 @@ uint64_t service_metrics::evaluations() const {
   return m_evaluations;
 }
 
-std::string service_metrics::render(int queue_waiting, int queue_running, int queue_capacity, int width) const {
+std::string service_metrics::render(int queue_waiting, int queue_running, int queue_capacity, int width,
+                                    const std::vector<gpu_usage>& gpus) const {
   std::lock_guard lock(m_mutex);
   std::ostringstream o;
   o << "# HELP ptxbench_evald_queue_depth Evaluations admitted and waiting for a free evaluation slot.\n"
@@ -70,6 +71,36 @@ std::string service_metrics::render(int queue_waiting, int queue_running, int qu
   o << "# HELP ptxbench_evald_log_failures_total Results that could not be written to the request log.\n"
     << "# TYPE ptxbench_evald_log_failures_total counter\nptxbench_evald_log_failures_total " << m_log_failures
     << "\n";
+  if (!gpus.empty()) {
+    struct family {
+      const char* name;
+      const char* type;
+      const char* help;
+      double (*value)(const gpu_usage&);
+    };
+    const family families[] = {
+        {"ptxbench_gpu_busy_seconds_total", "counter",
+         "Wall time with at least one evaluation job (checked or timed run, counting pass) on the GPU.",
+         [](const gpu_usage& u) { return u.busy_s; }},
+        {"ptxbench_gpu_jobs_total", "counter", "Main-worker jobs (correctness and timing) finished.",
+         [](const gpu_usage& u) { return double(u.jobs); }},
+        {"ptxbench_gpu_counting_passes_total", "counter", "Counting passes finished.",
+         [](const gpu_usage& u) { return double(u.passes); }},
+        {"ptxbench_gpu_spare_starts_total", "counter", "Spare workers started.",
+         [](const gpu_usage& u) { return double(u.spare_starts); }},
+        {"ptxbench_gpu_spare_start_seconds_total", "counter", "Spare starts, fork to ready, summed.",
+         [](const gpu_usage& u) { return u.spare_start_s; }},
+        {"ptxbench_gpu_timing_wait_seconds_total", "counter",
+         "Timed runs waiting for the GPU to be theirs alone, summed.",
+         [](const gpu_usage& u) { return u.timing_wait_s; }},
+        {"ptxbench_gpu_worker_restarts_total", "counter", "Main workers replaced.",
+         [](const gpu_usage& u) { return double(u.restarts); }},
+    };
+    for (const family& f : families) {
+      o << "# HELP " << f.name << " " << f.help << "\n# TYPE " << f.name << " " << f.type << "\n";
+      for (const gpu_usage& u : gpus) o << f.name << "{gpu=\"" << u.device << "\"} " << f.value(u) << "\n";
+    }
+  }
   return o.str();
 }
 

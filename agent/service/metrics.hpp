@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "evaluator/api/evaluation.hpp"
 
@@ -22,7 +23,9 @@ class service_metrics {
   void record_http(const std::string& endpoint, int status);
   void record_log_failure();
   uint64_t evaluations() const;
-  std::string render(int queue_waiting, int queue_running, int queue_capacity, int width) const;
+  // `gpus`: the evaluator's usage per GPU (busy seconds, jobs, passes, spare starts).
+  std::string render(int queue_waiting, int queue_running, int queue_capacity, int width,
+                     const std::vector<gpu_usage>& gpus = {}) const;
 
  private:
   mutable std::mutex m_mutex;

@@ -134,7 +134,8 @@ http_answer evald_service::route(const http_request& request) {
     if (!get) return error_answer(405, "use GET for " + p);
     http_answer a;
     a.content_type = "text/plain; version=0.0.4";
-    a.body = m_metrics.render(m_queue->waiting(), m_queue->running(), m_queue->capacity(), m_queue->width());
+    a.body = m_metrics.render(m_queue->waiting(), m_queue->running(), m_queue->capacity(), m_queue->width(),
+                              m_eval.usage());
     return a;
   }
   return error_answer(404, "no route " + request.method + " " + p);

@@ -247,6 +247,25 @@ evaluation_result evaluation_result_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const evaluation_request& r);
 evaluation_request evaluation_request_from_json(const nlohmann::json& j);
 
+// How one GPU of an evaluator has been used since it started (seconds and
+// counts, monotonic). `busy_s` is the wall time during which at least one of
+// the evaluation's GPU jobs (a checked or timed run on the main worker, or a
+// counting pass on a spare) was on this GPU: busy_s over a window's length is
+// the fraction of it the GPU had evaluation work.
+struct gpu_usage {
+  int device = 0;
+  double busy_s = 0;       // at least one job or pass on the GPU
+  double main_s = 0;       // the main worker's jobs (correctness, timing)
+  double counting_s = 0;   // counting passes, summed (they overlap)
+  uint64_t jobs = 0;       // main-worker jobs finished
+  uint64_t passes = 0;     // counting passes finished
+  uint64_t spare_starts = 0;
+  double spare_start_s = 0;      // spare starts, fork to hello, summed
+  double spare_gated_s = 0;      // the part of them that held the GPU (context, warm-up), summed
+  double timing_wait_s = 0;      // timed runs waiting for the GPU to be theirs alone, summed
+  uint64_t restarts = 0;         // main workers replaced
+};
+
 // The evaluator as the agent sees it. Implementations are thread-safe:
 // many trajectories call evaluate() at once.
 class evaluator {
@@ -255,6 +274,8 @@ class evaluator {
   virtual evaluation_result evaluate(const evaluation_request& request) = 0;
   virtual std::string version() const = 0;
   virtual std::string gpu_description() const = 0;  // "none" when no GPU
+  // One entry per GPU this evaluator drives (none without a GPU or remotely).
+  virtual std::vector<gpu_usage> usage() const { return {}; }
 };
 
 }  // namespace ptxbench

@@ -14,7 +14,7 @@ struct local_evaluator_options {
   std::string worker_path;  // ptxbench-worker executable; empty = next to the running binary
   int max_gpus = 0;         // 0 = all visible
   // Spare workers kept ready per GPU for the executed-instruction passes;
-  // -1 = $PTXBENCH_SPARE_WORKERS, else 2.
+  // -1 = $PTXBENCH_SPARE_WORKERS, else 4.
   int spare_workers = -1;
 };
 

@@ -4,6 +4,7 @@
 // (the context is lost) so the supervisor starts a fresh one.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,9 +24,11 @@ using namespace ptxbench;
 int main(int argc, char** argv) {
   int device = 0;
   double known_peak = 0, known_copy = 0;
-  bool spare = false;
-  for (int i = 1; i < argc; ++i)
+  bool spare = false, wait_for_gpu = false;
+  for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--spare") == 0) spare = true;
+    if (std::strcmp(argv[i], "--wait-for-gpu") == 0) wait_for_gpu = true;
+  }
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--device") == 0) device = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--peak-tflops") == 0) known_peak = std::atof(argv[i + 1]);
@@ -39,9 +42,36 @@ int main(int argc, char** argv) {
 
   gpu::worker_state w;
   w.progress = [&](const protocol::worker_progress& p) { send(protocol::to_json(p)); };
+  protocol::line_reader in(0);
+  using clock = std::chrono::steady_clock;
+  auto ms_since = [](clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); };
   try {
+    auto t0 = clock::now();
+    gpu::init_driver(w, device);
+    w.hello.start_ms["driver"] = ms_since(t0);
+    if (wait_for_gpu) {
+      // Everything so far (exec, the libraries, cuInit) leaves the GPU alone;
+      // what follows (a context, cuBLAS, the warm-up) does not, so it waits
+      // until the supervisor says no one is timing.
+      send({{"type", "ready_to_start"}});
+      t0 = clock::now();
+      std::string answer;
+      bool go = false;
+      while (!go && in.read_line(answer, -1) == protocol::line_reader::status::line) {
+        auto j = nlohmann::json::parse(answer, nullptr, false);
+        go = !j.is_discarded() && j.value("type", "") == "go";
+      }
+      if (!go) std::_Exit(0);  // the supervisor has gone
+      w.hello.start_ms["wait"] = ms_since(t0);
+    }
+    t0 = clock::now();
     gpu::init_worker(w, device, known_peak, known_copy);
-    if (spare) gpu::warm_reference_gemms(w);
+    w.hello.start_ms["context"] = ms_since(t0);
+    if (spare) {
+      t0 = clock::now();
+      gpu::warm_reference_gemms(w);
+      w.hello.start_ms["warm"] = ms_since(t0);
+    }
   } catch (const gpu::cuda_error& e) {
     bool none = e.code == CUDA_ERROR_NO_DEVICE || e.code == CUDA_ERROR_STUB_LIBRARY ||
                 e.code == CUDA_ERROR_INVALID_DEVICE || e.code == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;
@@ -58,7 +88,6 @@ int main(int argc, char** argv) {
   send(protocol::to_json(w.hello));
 
   gpu::reference_cache refs(w);
-  protocol::line_reader in(0);
   std::string line;
   w.await_go = [&] {
     send({{"type", "ready_to_time"}});

@@ -53,7 +53,7 @@ double measure_copy_gbps(worker_state& w) {
 
 }  // namespace
 
-void init_worker(worker_state& w, int ordinal, double known_peak_tflops, double known_copy_gbps) {
+void init_driver(worker_state& w, int ordinal) {
   w.ordinal = ordinal;
   PTXB_CU(cuInit(0));
   int count = 0;
@@ -62,6 +62,13 @@ void init_worker(worker_state& w, int ordinal, double known_peak_tflops, double 
     throw cuda_error("device " + std::to_string(ordinal) + " requested but " + std::to_string(count) + " visible",
                      CUDA_ERROR_INVALID_DEVICE, false);
   PTXB_CU(cuDeviceGet(&w.device, ordinal));
+  w.hello.device_count = count;
+  w.driver_ready = true;
+}
+
+void init_worker(worker_state& w, int ordinal, double known_peak_tflops, double known_copy_gbps) {
+  if (!w.driver_ready || w.ordinal != ordinal) init_driver(w, ordinal);
+  const int count = w.hello.device_count;
   PTXB_CU(cuDevicePrimaryCtxRetain(&w.context, w.device));
   PTXB_CU(cuCtxSetCurrent(w.context));
   PTXB_CUDA(cudaSetDevice(ordinal));

@@ -17,6 +17,7 @@ namespace ptxbench::gpu {
 struct worker_state {
   int ordinal = 0;
   CUdevice device = 0;
+  bool driver_ready = false;  // init_driver ran
   CUcontext context = nullptr;
   CUstream stream = nullptr;
   cublasHandle_t blas = nullptr;
@@ -34,6 +35,10 @@ struct worker_state {
   }
 };
 
+// The driver part of a start: cuInit and the device handle. No context is
+// made and nothing runs on the GPU, so a worker can do this (and load its
+// libraries) while another process is timing on the same GPU.
+void init_driver(worker_state& w, int ordinal);
 // Creates the context (the device's primary context), the stream and cuBLAS,
 // and measures peak bf16 GEMM rate and copy bandwidth. Throws cuda_error.
 // known_peak_tflops / known_copy_gbps > 0: rates measured by an earlier worker

@@ -62,7 +62,51 @@ gpu_slot::~gpu_slot() {
     m_stopping = true;
   }
   m_spare_changed.notify_all();
-  if (m_keeper.joinable()) m_keeper.join();
+  for (auto& k : m_keepers)
+    if (k.joinable()) k.join();
+}
+
+void gpu_slot::enter_busy() {
+  std::lock_guard lock(m_usage_mutex);
+  if (m_active++ == 0) m_busy_since = std::chrono::steady_clock::now();
+}
+
+void gpu_slot::leave_busy(double& total_s, uint64_t& count, std::chrono::steady_clock::time_point since) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(m_usage_mutex);
+  total_s += std::chrono::duration<double>(now - since).count();
+  ++count;
+  if (--m_active == 0) m_usage.busy_s += std::chrono::duration<double>(now - m_busy_since).count();
+}
+
+gpu_usage gpu_slot::usage() const {
+  std::lock_guard lock(m_usage_mutex);
+  gpu_usage u = m_usage;
+  u.device = m_device;
+  if (m_active > 0) u.busy_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - m_busy_since).count();
+  std::lock_guard lock2(m_mutex);
+  u.restarts = uint64_t(m_restarts);
+  return u;
+}
+
+worker_start gpu_slot::start_gated(worker_process& w, bool spare) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point gated;
+  bool held = false;
+  worker_start s = w.start(k_restart_timeout_ms, [&] {
+    m_gate.lock_shared();  // a context being made must not disturb another job's timing
+    held = true;
+    gated = std::chrono::steady_clock::now();
+  });
+  const auto now = std::chrono::steady_clock::now();
+  if (held) m_gate.unlock_shared();
+  if (spare) {
+    std::lock_guard lock(m_usage_mutex);
+    ++m_usage.spare_starts;
+    m_usage.spare_start_s += std::chrono::duration<double>(now - t0).count();
+    if (held) m_usage.spare_gated_s += std::chrono::duration<double>(now - gated).count();
+  }
+  return s;
 }
 
 // The main worker serves one caller at a time, in ticket order. A turn is
@@ -90,7 +134,8 @@ worker_start gpu_slot::start(int timeout_ms) {
       m_worker.set_known_rates(s.hello.peak_tflops, s.hello.copy_gbps);
     }
   }
-  if (s.ok && m_spare_target > 0 && !m_keeper.joinable()) m_keeper = std::thread([this] { keep_spares(); });
+  if (s.ok && m_spare_target > 0 && m_keepers.empty())
+    for (int k = 0; k < m_spare_target; ++k) m_keepers.emplace_back([this] { keep_spares(); });
   return s;
 }
 
@@ -102,17 +147,26 @@ job_outcome gpu_slot::run(const protocol::worker_job& job, std::string& restart_
   bool exclusive = false;
   try {
     if (!ready) {
-      m_gate.lock_shared();  // a starting process must not disturb another job's timing
-      worker_start s = m_worker.start(k_restart_timeout_ms);
-      m_gate.unlock_shared();
+      worker_start s = start_gated(m_worker, false);
       ready = s.ok;
       if (!ready) restart_error = "GPU worker could not be restarted: " + s.error;
     }
     if (ready) {
-      out = m_worker.run(job, [&] {
-        m_gate.lock();
-        exclusive = true;
-      });
+      enter_busy();
+      const auto since = std::chrono::steady_clock::now();
+      try {
+        out = m_worker.run(job, [&] {
+          const auto asked = std::chrono::steady_clock::now();
+          m_gate.lock();
+          exclusive = true;
+          std::lock_guard lock(m_usage_mutex);
+          m_usage.timing_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+        });
+      } catch (...) {
+        leave_busy(m_usage.main_s, m_usage.jobs, since);
+        throw;
+      }
+      leave_busy(m_usage.main_s, m_usage.jobs, since);
     }
   } catch (...) {
     // The worker said something the supervisor cannot read (or the pipe
@@ -148,9 +202,7 @@ void gpu_slot::keep_spares() {
     ++m_spares_starting;
     lock.unlock();
     auto w = new_spare();
-    m_gate.lock_shared();
-    worker_start s = w->start(k_restart_timeout_ms);
-    m_gate.unlock_shared();
+    worker_start s = start_gated(*w, true);
     lock.lock();
     --m_spares_starting;
     if (s.ok) {
@@ -182,9 +234,7 @@ std::unique_ptr<worker_process> gpu_slot::take_spare(std::string& error) {
   lock.unlock();
   // No spare ready (none kept, or their starts failed): start one here.
   auto w = new_spare();
-  m_gate.lock_shared();
-  worker_start s = w->start(k_restart_timeout_ms);
-  m_gate.unlock_shared();
+  worker_start s = start_gated(*w, true);
   if (!s.ok) {
     error = "no GPU worker for the counting pass: " + s.error;
     return nullptr;
@@ -198,12 +248,16 @@ job_outcome gpu_slot::count(const protocol::worker_job& job, std::string& start_
   if (!w) return {};
   m_gate.lock_shared();
   job_outcome out;
+  enter_busy();
+  const auto since = std::chrono::steady_clock::now();
   try {
     out = w->run(job, {});
   } catch (...) {
+    leave_busy(m_usage.counting_s, m_usage.passes, since);
     m_gate.unlock_shared();  // a stuck shared hold would keep every later timing waiting
     throw;
   }
+  leave_busy(m_usage.counting_s, m_usage.passes, since);
   m_gate.unlock_shared();
   return out;
 }

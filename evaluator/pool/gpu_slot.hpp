@@ -6,13 +6,15 @@
 // a spare has its context, cuBLAS and profiler set up before it is needed).
 //
 // The GPU gate keeps timing clean: a main worker about to take timed samples
-// asks for the GPU (`ready_to_time`), and is answered only when no spare is
-// starting and no counting pass is running on this GPU; while it times, new
-// starts and passes wait. Everything else (checked runs, counting passes,
-// spare starts) may overlap.
+// asks for the GPU (`ready_to_time`), and is answered only when no worker is
+// making its context and no counting pass is running on this GPU; while it
+// times, those wait. The part of a start that leaves the GPU alone (exec,
+// libraries, cuInit) runs outside the gate, and spares start side by side.
+// Everything else (checked runs, counting passes, spare starts) may overlap.
 //
 // A worker that timed out, crashed or lost its CUDA context is replaced
 // before the next job runs on this GPU.
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -20,6 +22,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "evaluator/pool/worker_process.hpp"
 
@@ -69,11 +72,16 @@ class gpu_slot {
   protocol::worker_hello hello() const;
   int device() const { return m_device; }
   int restarts() const;
+  gpu_usage usage() const;
 
  private:
   void keep_spares();
   std::unique_ptr<worker_process> new_spare() const;
   std::unique_ptr<worker_process> take_spare(std::string& error);
+  // Starts `w`, taking the gate (shared) only for the part that uses the GPU.
+  worker_start start_gated(worker_process& w, bool spare);
+  void enter_busy();
+  void leave_busy(double& total_s, uint64_t& count, std::chrono::steady_clock::time_point since);
 
   std::string m_executable;
   int m_device;
@@ -105,7 +113,13 @@ class gpu_slot {
   int m_spare_failures = 0;  // consecutive failed starts; the keeper pauses after a few
   std::string m_spare_error;
   bool m_stopping = false;
-  std::thread m_keeper;
+  std::vector<std::thread> m_keepers;  // one per spare: spares start side by side
+
+  // Usage (m_usage_mutex): busy time accrues while m_active > 0.
+  mutable std::mutex m_usage_mutex;
+  int m_active = 0;
+  std::chrono::steady_clock::time_point m_busy_since;
+  gpu_usage m_usage;
 };
 
 }  // namespace ptxbench

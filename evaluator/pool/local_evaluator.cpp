@@ -92,7 +92,8 @@ std::vector<std::string> visible_device_ids(int count) {
   return ids;
 }
 
-// Spare counting workers kept per GPU: the option, else $PTXBENCH_SPARE_WORKERS, else 2.
+// Spare counting workers kept per GPU: the option, else $PTXBENCH_SPARE_WORKERS, else 4
+// (a candidate's two counting passes take two, and a spare takes about a second to start).
 int spare_workers(const local_evaluator_options& o) {
   if (o.spare_workers >= 0) return o.spare_workers;
   if (const char* env = std::getenv("PTXBENCH_SPARE_WORKERS"); env && *env) {
@@ -100,7 +101,7 @@ int spare_workers(const local_evaluator_options& o) {
     long v = std::strtol(env, &end, 10);
     if (end && *end == '\0' && v >= 0 && v <= 16) return int(v);
   }
-  return 2;
+  return 4;
 }
 
 // The smallest size (by tensor volume) and the timed one: where executed
@@ -161,6 +162,12 @@ class local_evaluator final : public evaluator {
   }
 
   std::string version() const override { return evaluator_version; }
+
+  std::vector<gpu_usage> usage() const override {
+    std::vector<gpu_usage> out;
+    for (const auto& slot : m_slots) out.push_back(slot->usage());
+    return out;
+  }
 
   std::string gpu_description() const override {
     if (m_slots.empty()) return "none";

@@ -117,7 +117,8 @@ bool write_line(int fd, const std::string& line) {
 nlohmann::json to_json(const worker_hello& h) {
   return {{"type", "hello"},         {"device", h.device},       {"device_count", h.device_count},
           {"name", h.name},          {"arch", h.arch},           {"sm_count", h.sm_count},
-          {"l2_bytes", h.l2_bytes},  {"peak_tflops", h.peak_tflops}, {"copy_gbps", h.copy_gbps}};
+          {"l2_bytes", h.l2_bytes},  {"peak_tflops", h.peak_tflops}, {"copy_gbps", h.copy_gbps},
+          {"start_ms", h.start_ms}};
 }
 
 worker_hello hello_from_json(const nlohmann::json& j) {
@@ -130,6 +131,9 @@ worker_hello hello_from_json(const nlohmann::json& j) {
   h.l2_bytes = j.value("l2_bytes", int64_t(0));
   h.peak_tflops = j.value("peak_tflops", 0.0);
   h.copy_gbps = j.value("copy_gbps", 0.0);
+  if (auto it = j.find("start_ms"); it != j.end() && it->is_object())
+    for (const auto& [k, v] : it->items())
+      if (v.is_number()) h.start_ms[k] = v.get<double>();
   return h;
 }
 

@@ -63,6 +63,10 @@ struct worker_hello {
   int64_t l2_bytes = 0;
   double peak_tflops = 0.0;  // measured bf16 GEMM rate
   double copy_gbps = 0.0;    // measured device-to-device copy, bytes read + written
+  // Where the start went (ms): "driver" (cuInit), "wait" (for the supervisor's
+  // go, with --wait-for-gpu), "context" (context, cuBLAS, rates), "warm" (a
+  // spare's reference GEMMs).
+  std::map<std::string, double> start_ms;
 };
 nlohmann::json to_json(const worker_hello& h);
 worker_hello hello_from_json(const nlohmann::json& j);

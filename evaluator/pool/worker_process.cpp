@@ -44,7 +44,7 @@ worker_process::~worker_process() {
   if (!m_stderr_path.empty()) std::filesystem::remove(m_stderr_path);
 }
 
-worker_start worker_process::start(int timeout_ms) {
+worker_start worker_process::start(int timeout_ms, const std::function<void()>& before_gpu) {
   worker_start out;
   kill_and_reap();
   if (::access(m_executable.c_str(), X_OK) != 0) {
@@ -76,6 +76,7 @@ worker_start worker_process::start(int timeout_ms) {
   const bool known = m_known_peak_tflops > 0 && m_known_copy_gbps > 0;
   std::vector<char*> args = {const_cast<char*>(m_executable.c_str()), const_cast<char*>("--device"), device_arg.data()};
   if (m_spare) args.push_back(const_cast<char*>("--spare"));
+  if (before_gpu) args.push_back(const_cast<char*>("--wait-for-gpu"));
   if (known) {
     for (char* a : {const_cast<char*>("--peak-tflops"), peak_arg.data(), const_cast<char*>("--copy-gbps"), copy_arg.data()})
       args.push_back(a);
@@ -143,6 +144,11 @@ worker_start worker_process::start(int timeout_ms) {
       out.error = j.value("error", "GPU worker failed to start");
       kill_and_reap();
       return out;
+    }
+    if (type == "ready_to_start" && before_gpu) {
+      before_gpu();  // may block; the start's deadline counts from here
+      deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
+      protocol::write_line(m_to_worker, R"({"type":"go"})");  // its death shows as end of file
     }
   }
 }

@@ -39,7 +39,12 @@ class worker_process {
 
   // Starts the process and waits up to `timeout_ms` for its hello. On failure
   // the process is gone and `error` says why (with the tail of its stderr).
-  worker_start start(int timeout_ms);
+  // With `before_gpu`, the worker stops after the part of its start that
+  // leaves the GPU alone (exec, libraries, cuInit) and asks; `before_gpu` is
+  // called (it may block: it takes the GPU gate) and the worker goes on to
+  // make its context. The caller releases what `before_gpu` took once start
+  // returns, whatever the outcome.
+  worker_start start(int timeout_ms, const std::function<void()>& before_gpu = {});
   // Sends one job and waits for its result, enforcing the watchdog. When the
   // worker asks for the GPU before timing (`ready_to_time`), calls
   // `before_timing` (which may block) and then answers `go`; the watchdog

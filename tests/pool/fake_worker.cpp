@@ -10,10 +10,16 @@
 //                      an evaluator error that a fresh worker does not repeat
 //   fake:lost          dies while computing references (outside the candidate's launches)
 //   fake:sleep:MS      like ok, after MS milliseconds "on the GPU"
-//   fake:timed:F       asks for the GPU before "timing" (ready_to_time / go) and
+//   fake:timed:F       asks for the GPU before "timing" (ready_to_time / go), "times" for
+//                      $PTXBENCH_FAKE_TIMED_MS (default 20) and
 //                      appends "T start end" (steady-clock microseconds) to file F;
 //                      counting jobs append "C start end" for their pass
 // Counting jobs (count_only) answer that nothing was counted ("fake worker: no counters").
+// Start: with --wait-for-gpu (the supervisor's gated start) it spends
+// $PTXBENCH_FAKE_START_MS (default 0) "loading libraries", asks
+// (ready_to_start), waits for go, then as long again "making its context";
+// with $PTXBENCH_FAKE_START_LOG=F it appends "P start end" (the part before
+// the ask) and "S start end" (the part after go) to F.
 // GPUs: $PTXBENCH_FAKE_GPUS of them (default 1), or as many as CUDA_VISIBLE_DEVICES
 // lists when it is set, as CUDA counts; the correctness reason ends with
 // "on <CUDA_VISIBLE_DEVICES>" ("on all" when unset), so tests see which GPU ran a job.
@@ -32,8 +38,31 @@
 
 using namespace ptxbench;
 
-int main() {
+int main(int argc, char** argv) {
   auto send = [](const nlohmann::json& j) { protocol::write_line(1, j.dump()); };
+  auto now_us = [] {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  protocol::line_reader in(0);
+  bool gated = false;
+  for (int i = 1; i < argc; ++i) gated = gated || std::strcmp(argv[i], "--wait-for-gpu") == 0;
+  if (gated) {
+    const char* start_ms = std::getenv("PTXBENCH_FAKE_START_MS");
+    const char* start_log = std::getenv("PTXBENCH_FAKE_START_LOG");
+    const int ms = start_ms && *start_ms ? std::atoi(start_ms) : 0;
+    auto t0 = now_us();
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    auto t1 = now_us();
+    send({{"type", "ready_to_start"}});
+    std::string go;
+    while (in.read_line(go, -1) == protocol::line_reader::status::line && go.find("\"go\"") == std::string::npos) {
+    }
+    auto t2 = now_us();
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    if (start_log && *start_log)
+      std::ofstream(start_log, std::ios::app) << "P " << t0 << " " << t1 << "\nS " << t2 << " " << now_us() << "\n";
+  }
   protocol::worker_hello h;
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   const char* fake_gpus = std::getenv("PTXBENCH_FAKE_GPUS");
@@ -46,12 +75,7 @@ int main() {
   h.peak_tflops = 800;
   h.copy_gbps = 4000;
   send(protocol::to_json(h));
-  protocol::line_reader in(0);
   std::string line;
-  auto now_us = [] {
-    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  };
   while (in.read_line(line, -1) == protocol::line_reader::status::line) {
     protocol::worker_job job = protocol::job_from_json(nlohmann::json::parse(line));
     std::string mode = job.t.notes.rfind("fake:", 0) == 0 ? job.t.notes.substr(5) : "ok";
@@ -113,7 +137,8 @@ int main() {
       while (in.read_line(go, -1) == protocol::line_reader::status::line && go.find("\"go\"") == std::string::npos) {
       }
       auto t0 = now_us();
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      const char* timed_ms = std::getenv("PTXBENCH_FAKE_TIMED_MS");
+      std::this_thread::sleep_for(std::chrono::milliseconds(timed_ms && *timed_ms ? std::atoi(timed_ms) : 20));
       std::ofstream(arg, std::ios::app) << "T " << t0 << " " << now_us() << "\n";
     }
     send(protocol::to_json(r));

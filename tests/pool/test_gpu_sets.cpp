@@ -17,10 +17,12 @@
 #include "evaluator/api/local.hpp"
 #include "evaluator/pool/gpu_slot.hpp"
 #include "evaluator/pool/slot_queue.hpp"
+#include "scoped_env.hpp"
 
 using namespace ptxbench;
 namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
+using ptxbench::test::scoped_env;
 
 namespace {
 
@@ -29,21 +31,6 @@ fs::path source_dir() {
   return PTXBENCH_SOURCE_DIR;
 }
 
-// Sets environment variables for one test and restores them after.
-struct scoped_env {
-  std::map<std::string, std::optional<std::string>> saved;
-  void set(const std::string& k, const std::optional<std::string>& v) {
-    if (!saved.count(k)) {
-      const char* old = std::getenv(k.c_str());
-      saved[k] = old ? std::optional<std::string>(old) : std::nullopt;
-    }
-    if (v) setenv(k.c_str(), v->c_str(), 1);
-    else unsetenv(k.c_str());
-  }
-  ~scoped_env() {
-    for (const auto& [k, v] : saved) v ? (void)setenv(k.c_str(), v->c_str(), 1) : (void)unsetenv(k.c_str());
-  }
-};
 
 evaluation_request request(const std::string& mode) {
   static const task t = load_task_file(source_dir() / "tasks/gemm_bf16_mma_sync.json");

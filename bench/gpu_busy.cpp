@@ -1,0 +1,264 @@
+// GPU busy benchmark: many trajectories in flight against a slow model, with
+// the real evaluator on this machine's GPU.
+//
+// T trajectories (default 64) over the suite mix (every task with a reference
+// solution that this GPU runs), R rounds each (default 2, all rounds played),
+// every reply the task's reference solution delayed L ms (default 2000) by
+// the embedded endpoint. The compile and disassembly caches are off unless
+// --cache: every evaluation costs what a new candidate costs.
+//
+// Prints: evaluations, wall time, evaluations per minute over the busy window
+// (first GPU job to last), the fraction of that window with at least one
+// evaluation job on the GPU (the evaluator's own accounting: a checked or
+// timed run, or a counting pass), NVML's utilisation over the same window
+// (a kernel running; sampled every 100 ms), spare starts and how long timed
+// runs waited for the GPU. Writes the figures as JSON to --json.
+// Usage: ptxbench_bench_gpu_busy [--trajectories 64] [--rounds 2] [--latency-ms 2000] [--cache] [--json F]
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "agent/endpoint/embedded_endpoint.hpp"
+#include "agent/loop/orchestrator.hpp"
+#include "evaluator/api/files.hpp"
+#include "evaluator/api/local.hpp"
+
+using namespace ptxbench;
+namespace fs = std::filesystem;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+fs::path source_dir() {
+  if (const char* e = std::getenv("PTXBENCH_SOURCE_DIR"); e && *e) return e;
+  return PTXBENCH_SOURCE_DIR;
+}
+
+double seconds(clock_type::time_point a, clock_type::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// Counts evaluations and their verdicts on the way through.
+class counting_evaluator final : public evaluator {
+ public:
+  explicit counting_evaluator(evaluator& inner) : m_inner(inner) {}
+  evaluation_result evaluate(const evaluation_request& r) override {
+    auto res = m_inner.evaluate(r);
+    std::lock_guard lock(m_mutex);
+    ++m_count;
+    ++m_verdicts[res.passed ? "passed" : res.evaluator_error() ? "evaluator error" : to_string(res.verdict)];
+    m_total_ms += res.total_ms;
+    return res;
+  }
+  std::string version() const override { return m_inner.version(); }
+  std::string gpu_description() const override { return m_inner.gpu_description(); }
+  std::vector<gpu_usage> usage() const override { return m_inner.usage(); }
+  int count() const {
+    std::lock_guard lock(m_mutex);
+    return m_count;
+  }
+  std::map<std::string, int> verdicts() const {
+    std::lock_guard lock(m_mutex);
+    return m_verdicts;
+  }
+  double mean_ms() const {
+    std::lock_guard lock(m_mutex);
+    return m_count ? m_total_ms / m_count : 0.0;
+  }
+
+ private:
+  evaluator& m_inner;
+  mutable std::mutex m_mutex;
+  int m_count = 0;
+  double m_total_ms = 0;
+  std::map<std::string, int> m_verdicts;
+};
+
+// NVML's GPU utilisation (percent of time a kernel ran), through dlopen so the
+// benchmark needs no NVML at build time. Absent: available() is false.
+class nvml_sampler {
+ public:
+  nvml_sampler() {
+    m_lib = ::dlopen("libnvidia-ml.so.1", RTLD_NOW);
+    if (!m_lib) return;
+    auto init = reinterpret_cast<int (*)()>(::dlsym(m_lib, "nvmlInit_v2"));
+    auto handle = reinterpret_cast<int (*)(unsigned, void**)>(::dlsym(m_lib, "nvmlDeviceGetHandleByIndex_v2"));
+    m_util = reinterpret_cast<int (*)(void*, unsigned*)>(::dlsym(m_lib, "nvmlDeviceGetUtilizationRates"));
+    if (!init || !handle || !m_util || init() != 0 || handle(0, &m_device) != 0) m_device = nullptr;
+  }
+  bool available() const { return m_device != nullptr; }
+  // Percent, or -1.
+  int gpu_percent() const {
+    unsigned rates[2] = {0, 0};  // nvmlUtilization_t: gpu, memory
+    return available() && m_util(m_device, rates) == 0 ? int(rates[0]) : -1;
+  }
+
+ private:
+  void* m_lib = nullptr;
+  void* m_device = nullptr;
+  int (*m_util)(void*, unsigned*) = nullptr;
+};
+
+struct sample {
+  clock_type::time_point at;
+  double busy_s;
+  int evaluations;
+  int nvml;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int trajectories = 64, rounds = 2;
+  double latency_ms = 2000;
+  bool cache = false;
+  std::string json_path;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--cache")) cache = true;
+    if (i + 1 >= argc) continue;
+    if (!std::strcmp(argv[i], "--trajectories")) trajectories = std::max(1, std::atoi(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--rounds")) rounds = std::max(1, std::atoi(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--latency-ms")) latency_ms = std::max(0.0, std::atof(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--json")) json_path = argv[i + 1];
+  }
+  if (!cache) setenv("PTXBENCH_COMPILE_CACHE_MB", "0", 1);
+  auto local = make_local_evaluator(local_evaluator_options{});
+  if (local->gpu_description() == "none") {
+    std::printf("gpu_busy: no GPU on this machine: nothing to measure\n");
+    return 0;
+  }
+  const std::string arch = local->gpu_description().substr(local->gpu_description().rfind('(') + 1, 5);  // sm_90
+  counting_evaluator eval(*local);
+
+  // The suite mix: every task whose reference solution this GPU runs.
+  std::vector<task> tasks;
+  endpoint_script script;
+  for (const task& t : load_task_dir(source_dir() / "tasks")) {
+    const fs::path dir = source_dir() / "tasks/solutions" / t.id;
+    if (!fs::exists(dir / "kernel.ptx") || t.arch.rfind(arch, 0) != 0) continue;
+    const std::string reply = "```ptx\n" + read_text_file(dir / "kernel.ptx") + "```\n```json\n" +
+                              read_text_file(dir / "manifest.json") + "```\n";
+    script.tasks[t.id] = std::vector<std::vector<scripted_reply>>(size_t(rounds), {scripted_reply{reply, ""}});
+    tasks.push_back(t);
+  }
+  if (tasks.empty()) {
+    std::printf("gpu_busy: no task with a reference solution runs on %s\n", local->gpu_description().c_str());
+    return 1;
+  }
+  script.latency_ms = latency_ms;
+  embedded_endpoint ep(script);
+
+  const fs::path dir = fs::temp_directory_path() / ("ptxbench_gpu_busy_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  experiment_config cfg;
+  cfg.name = "gpu-busy";
+  cfg.db = (dir / "bench.db").string();
+  cfg.samples = (trajectories + int(tasks.size()) - 1) / int(tasks.size());
+  cfg.rounds = rounds;
+  cfg.concurrency = std::min(trajectories, cfg.samples * int(tasks.size()));
+  cfg.stop = stop_policy::all_rounds;
+  cfg.llm.kind = provider_kind::openai;
+  cfg.llm.base_url = ep.base_url();
+  cfg.llm.model = "scripted";
+  auto llm = make_http_provider(cfg.llm);
+  auto store = run_store::open(cfg.db);
+  prompt_library prompts(source_dir() / "prompts");
+  terminal_progress quiet(stderr, false, true);
+
+  std::printf("gpu_busy: %zu tasks x %d samples = %d trajectories, %d in flight, %d rounds, replies delayed "
+              "%.0f ms, caches %s, %s\n",
+              tasks.size(), cfg.samples, cfg.samples * int(tasks.size()), cfg.concurrency, rounds, latency_ms,
+              cache ? "on" : "off", local->gpu_description().c_str());
+  nvml_sampler nvml;
+  std::vector<sample> samples;
+  std::atomic<bool> done{false};
+  std::thread sampler([&] {
+    while (!done.load()) {
+      const auto u = eval.usage();
+      samples.push_back({clock_type::now(), u.empty() ? 0.0 : u[0].busy_s, eval.count(), nvml.gpu_percent()});
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  const gpu_usage before = eval.usage().at(0);
+  orchestrator orch(cfg, tasks, *llm, eval, *store, prompts, quiet);
+  const auto t0 = clock_type::now();
+  auto summary = orch.run(false);
+  const auto t1 = clock_type::now();
+  done = true;
+  sampler.join();
+  const gpu_usage after = eval.usage().at(0);
+
+  // The busy window: from the first sample with GPU work to the first with the final busy time.
+  size_t first = 0, last = samples.empty() ? 0 : samples.size() - 1;
+  while (first < samples.size() && samples[first].busy_s <= before.busy_s) ++first;
+  while (last > first && samples[last - 1].busy_s >= samples.back().busy_s) --last;
+  double window_s = 0, busy_fraction = 0, nvml_mean = -1, per_minute = 0;
+  int window_evals = 0;
+  if (first < last) {
+    window_s = seconds(samples[first].at, samples[last].at);
+    busy_fraction = (samples[last].busy_s - samples[first].busy_s) / window_s;
+    window_evals = samples[last].evaluations - samples[first].evaluations;
+    per_minute = window_evals / window_s * 60.0;
+    if (nvml.available()) {
+      double sum = 0;
+      int n = 0;
+      for (size_t i = first; i <= last; ++i)
+        if (samples[i].nvml >= 0) sum += samples[i].nvml, ++n;
+      if (n) nvml_mean = sum / n;
+    }
+  }
+  const double wall_s = seconds(t0, t1);
+  const double spare_ms = after.spare_starts > before.spare_starts
+                              ? 1000 * (after.spare_start_s - before.spare_start_s) / double(after.spare_starts - before.spare_starts)
+                              : 0.0;
+  const double gated_ms = after.spare_starts > before.spare_starts
+                              ? 1000 * (after.spare_gated_s - before.spare_gated_s) / double(after.spare_starts - before.spare_starts)
+                              : 0.0;
+  std::printf("  evaluations: %d in %.1f s (trajectories completed %d of %d); mean evaluation %.0f ms\n", eval.count(),
+              wall_s, summary.completed, summary.trajectories, eval.mean_ms());
+  std::printf("  verdicts:");
+  for (const auto& [v, n] : eval.verdicts()) std::printf(" %s %d;", v.c_str(), n);
+  std::printf("\n  busy window: %.1f s, %d evaluations: %.1f evaluations/minute/GPU\n", window_s, window_evals, per_minute);
+  std::printf("  GPU busy (an evaluation job on the GPU): %.1f%% of the window, %.1f%% of the whole run\n",
+              100 * busy_fraction, 100 * (after.busy_s - before.busy_s) / wall_s);
+  if (nvml_mean >= 0) std::printf("  NVML utilisation (a kernel running), mean over the window: %.1f%%\n", nvml_mean);
+  else std::printf("  NVML utilisation: not available\n");
+  std::printf("  main-worker jobs %llu (%.1f s), counting passes %llu (%.1f s summed), spare starts %llu (mean %.0f ms, "
+              "%.0f ms of it holding the GPU), timed runs waited %.1f s for the GPU in all\n",
+              (unsigned long long)(after.jobs - before.jobs), after.main_s - before.main_s,
+              (unsigned long long)(after.passes - before.passes), after.counting_s - before.counting_s,
+              (unsigned long long)(after.spare_starts - before.spare_starts), spare_ms, gated_ms,
+              after.timing_wait_s - before.timing_wait_s);
+  std::printf("  model: at most %d replies awaited at once\n", ep.max_in_flight());
+  if (!json_path.empty()) {
+    nlohmann::json j{{"gpu", local->gpu_description()},
+                     {"tasks", tasks.size()},
+                     {"trajectories", cfg.samples * int(tasks.size())},
+                     {"rounds", rounds},
+                     {"latency_ms", latency_ms},
+                     {"cache", cache},
+                     {"evaluations", eval.count()},
+                     {"wall_s", wall_s},
+                     {"window_s", window_s},
+                     {"window_evaluations", window_evals},
+                     {"per_minute", per_minute},
+                     {"busy_fraction", busy_fraction},
+                     {"nvml_mean_percent", nvml_mean},
+                     {"spare_start_ms", spare_ms},
+                     {"spare_gated_ms", gated_ms},
+                     {"timing_wait_s", after.timing_wait_s - before.timing_wait_s},
+                     {"verdicts", eval.verdicts()}};
+    std::ofstream(json_path) << j.dump(2) << "\n";
+  }
+  fs::remove_all(dir);
+  return 0;
+}

@@ -1,0 +1,160 @@
+// Spare workers for the counting passes: they start side by side, the part of
+// a start that leaves the GPU alone (exec, libraries, cuInit) runs while
+// another job times, the part that makes a context never does, and the
+// evaluator reports how its GPU was used.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <tuple>
+#include <unistd.h>
+#include <vector>
+
+#include "evaluator/api/files.hpp"
+#include "evaluator/api/local.hpp"
+#include "scoped_env.hpp"
+
+using namespace ptxbench;
+namespace fs = std::filesystem;
+using ptxbench::test::scoped_env;
+
+namespace {
+
+fs::path source_dir() {
+  if (const char* e = std::getenv("PTXBENCH_SOURCE_DIR"); e && *e) return e;
+  return PTXBENCH_SOURCE_DIR;
+}
+
+// A candidate with the task's target instruction: after its main job, two
+// counting passes (smallest and timed size) each take a spare.
+evaluation_request counted_request(const std::string& mode) {
+  evaluation_request r;
+  r.t = load_task_file(source_dir() / "tasks/gemm_bf16_mma_sync.json");
+  r.t.notes = "fake:" + mode;
+  const fs::path dir = source_dir() / "tests/fixtures/adversarial/correct_mma_sync";
+  r.ptx = read_text_file(dir / "kernel.ptx");
+  r.manifest_text = read_text_file(dir / "manifest.json");
+  r.run_timing = false;
+  return r;
+}
+
+struct span {
+  char kind;
+  long long start, end;
+};
+
+std::vector<span> read_spans(const fs::path& file) {
+  std::ifstream in(file);
+  std::vector<span> out;
+  span s{};
+  while (in >> s.kind >> s.start >> s.end) out.push_back(s);
+  return out;
+}
+
+bool overlap(const span& a, const span& b) { return a.start < b.end && b.start < a.end; }
+
+fs::path temp_log(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("ptxbench-" + name + "-" + std::to_string(::getpid()));
+  fs::remove(p);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("spares start side by side - not one after another") {
+  scoped_env env;
+  const fs::path log = temp_log("spare-starts");
+  env.set("PTXBENCH_FAKE_START_MS", "300");
+  env.set("PTXBENCH_FAKE_START_LOG", log.string());
+  local_evaluator_options o;
+  o.worker_path = PTXBENCH_FAKE_WORKER;
+  o.spare_workers = 4;
+  auto ev = make_local_evaluator(o);
+  // The four spares' starts (600 ms each) are all logged within 2 s when
+  // they run together; one after another they would need 2.4 s.
+  std::vector<span> starts;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10)) {
+    starts.clear();
+    for (const span& s : read_spans(log))
+      if (s.kind == 'P') starts.push_back(s);
+    if (starts.size() >= 4) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(starts.size() >= 4);
+  long long first = starts[0].start, last = starts[0].start;
+  for (const span& s : starts) {
+    first = std::min(first, s.start);
+    last = std::max(last, s.start);
+  }
+  CHECK_MESSAGE(last - first < 300000, "the spares' starts began " << (last - first) / 1000 << " ms apart");
+  CHECK(ev->usage().at(0).spare_starts >= 4);
+  fs::remove(log);
+}
+
+TEST_CASE("a spare's start overlaps timing only in the part that leaves the GPU alone") {
+  scoped_env env;
+  const fs::path log = temp_log("gated-starts");
+  env.set("PTXBENCH_FAKE_START_MS", "300");
+  env.set("PTXBENCH_FAKE_START_LOG", log.string());
+  env.set("PTXBENCH_FAKE_TIMED_MS", "600");
+  local_evaluator_options o;
+  o.worker_path = PTXBENCH_FAKE_WORKER;
+  o.spare_workers = 2;
+  auto ev = make_local_evaluator(o);
+  // Candidate A's counting passes take both spares as soon as its main job
+  // ends, while B's main job, queued behind A's, begins a 600 ms timing
+  // window: the replacements' library part runs inside that window, their
+  // context part after it.
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i)
+    threads.emplace_back([&] { ev->evaluate(counted_request("timed:" + log.string())); });
+  for (auto& t : threads) t.join();
+  const std::vector<span> spans = read_spans(log);
+  fs::remove(log);
+  int timed = 0, gpu_parts = 0, cpu_parts_while_timing = 0;
+  for (const span& t : spans) {
+    if (t.kind != 'T') continue;
+    ++timed;
+    for (const span& s : spans) {
+      if (s.kind == 'S') CHECK_MESSAGE(!overlap(t, s), "a spare made its context while a job was timing");
+      if (s.kind == 'C') CHECK_MESSAGE(!overlap(t, s), "a counting pass ran while a job was timing");
+      if (s.kind == 'P' && overlap(t, s)) ++cpu_parts_while_timing;
+    }
+  }
+  for (const span& s : spans) gpu_parts += s.kind == 'S';
+  CHECK(timed == 3);
+  CHECK(gpu_parts >= 2 + 4);  // the first two spares and at least the replacements of A's and B's passes
+  CHECK_MESSAGE(cpu_parts_while_timing >= 1, "no spare loaded its libraries while a job was timing");
+}
+
+TEST_CASE("the evaluator reports how its GPU was used - busy time and jobs and passes and spare starts") {
+  scoped_env env;
+  local_evaluator_options o;
+  o.worker_path = PTXBENCH_FAKE_WORKER;
+  o.spare_workers = 2;
+  auto ev = make_local_evaluator(o);
+  REQUIRE(ev->usage().size() == 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i) threads.emplace_back([&] { ev->evaluate(counted_request("sleep:200")); });
+  for (auto& t : threads) t.join();
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const gpu_usage u = ev->usage().at(0);
+  CHECK(u.device == 0);
+  CHECK(u.jobs == 3);
+  CHECK(u.passes == 6);  // the smallest and the timed size, one launch each
+  CHECK(u.main_s >= 0.6);  // three jobs of 200 ms, one after another on the main worker
+  CHECK(u.busy_s >= u.main_s - 1e-6);
+  CHECK(u.busy_s <= wall_s);
+  CHECK(u.counting_s > 0);
+  CHECK(u.spare_starts >= 2);
+  CHECK(u.restarts == 0);
+  // Without a GPU there is nothing to report.
+  local_evaluator_options off;
+  off.gpu_mode = "off";
+  CHECK(make_local_evaluator(off)->usage().empty());
+}
