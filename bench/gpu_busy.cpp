@@ -57,7 +57,20 @@ class counting_evaluator final : public evaluator {
     ++m_count;
     ++m_verdicts[res.passed ? "passed" : res.evaluator_error() ? "evaluator error" : to_string(res.verdict)];
     m_total_ms += res.total_ms;
+    per_task& t = m_tasks[r.t.id];
+    t.total_ms.push_back(res.total_ms);
+    for (stage s : {stage::compile, stage::correctness, stage::instructions, stage::performance})
+      t.stage_ms[to_string(s)] += res.stages.count(s) ? res.stages.at(s).time_ms : 0.0;
+    if (res.performance && res.performance->speedup > 0) t.speedups.push_back(res.performance->speedup);
     return res;
+  }
+  struct per_task {
+    std::vector<double> total_ms, speedups;
+    std::map<std::string, double> stage_ms;  // summed
+  };
+  std::map<std::string, per_task> tasks() const {
+    std::lock_guard lock(m_mutex);
+    return m_tasks;
   }
   std::string version() const override { return m_inner.version(); }
   std::string gpu_description() const override { return m_inner.gpu_description(); }
@@ -81,7 +94,14 @@ class counting_evaluator final : public evaluator {
   int m_count = 0;
   double m_total_ms = 0;
   std::map<std::string, int> m_verdicts;
+  std::map<std::string, per_task> m_tasks;
 };
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
 
 // NVML's GPU utilisation (percent of time a kernel ran), through dlopen so the
 // benchmark needs no NVML at build time. Absent: available() is false.
@@ -239,6 +259,35 @@ int main(int argc, char** argv) {
               (unsigned long long)(after.spare_starts - before.spare_starts), spare_ms, gated_ms,
               after.timing_wait_s - before.timing_wait_s);
   std::printf("  model: at most %d replies awaited at once\n", ep.max_in_flight());
+  if (after.spare_starts > before.spare_starts) {
+    std::printf("  spare start phases (mean ms, as the workers saw them):");
+    for (const auto& [phase, s_total] : after.spare_phase_s) {
+      const double earlier = before.spare_phase_s.count(phase) ? before.spare_phase_s.at(phase) : 0.0;
+      std::printf(" %s %.0f;", phase.c_str(), 1000 * (s_total - earlier) / double(after.spare_starts - before.spare_starts));
+    }
+    std::printf("\n");
+  }
+  // Per task: stage times under load (mean ms) and the speedups measured
+  // under load (compare with the same solution judged alone: timing must not
+  // change with the load).
+  nlohmann::json per_task = nlohmann::json::object();
+  std::printf("  %-34s %4s %9s %9s %9s %9s %9s  %s\n", "task", "n", "total", "compile", "correct", "instr", "perf",
+              "speedup median [min, max]");
+  for (const auto& [id, t] : eval.tasks()) {
+    const double n = double(t.total_ms.size());
+    const auto mean = [&](const char* s) { return t.stage_ms.count(s) ? t.stage_ms.at(s) / n : 0.0; };
+    double lo = 0, hi = 0;
+    if (!t.speedups.empty()) {
+      lo = *std::min_element(t.speedups.begin(), t.speedups.end());
+      hi = *std::max_element(t.speedups.begin(), t.speedups.end());
+    }
+    std::printf("  %-34s %4zu %9.0f %9.0f %9.0f %9.0f %9.0f  %.3f [%.3f, %.3f]\n", id.c_str(), t.total_ms.size(),
+                median(t.total_ms), mean("compile"), mean("correctness"), mean("instructions"), mean("performance"),
+                median(t.speedups), lo, hi);
+    per_task[id] = {{"n", t.total_ms.size()},         {"median_total_ms", median(t.total_ms)},
+                    {"mean_stage_ms", t.stage_ms},    {"speedup_median", median(t.speedups)},
+                    {"speedup_min", lo},              {"speedup_max", hi}};
+  }
   if (!json_path.empty()) {
     nlohmann::json j{{"gpu", local->gpu_description()},
                      {"tasks", tasks.size()},
@@ -256,7 +305,8 @@ int main(int argc, char** argv) {
                      {"spare_start_ms", spare_ms},
                      {"spare_gated_ms", gated_ms},
                      {"timing_wait_s", after.timing_wait_s - before.timing_wait_s},
-                     {"verdicts", eval.verdicts()}};
+                     {"verdicts", eval.verdicts()},
+                     {"per_task", per_task}};
     std::ofstream(json_path) << j.dump(2) << "\n";
   }
   fs::remove_all(dir);

@@ -262,6 +262,7 @@ struct gpu_usage {
   uint64_t spare_starts = 0;
   double spare_start_s = 0;      // spare starts, fork to hello, summed
   double spare_gated_s = 0;      // the part of them that held the GPU (context, warm-up), summed
+  std::map<std::string, double> spare_phase_s;  // the workers' own account of their starts, summed per phase
   double timing_wait_s = 0;      // timed runs waiting for the GPU to be theirs alone, summed
   uint64_t restarts = 0;         // main workers replaced
 };

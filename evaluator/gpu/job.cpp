@@ -64,6 +64,10 @@ std::string counted_run(worker_state& w, reference_cache& refs, const protocol::
     phase[name] += ms_since(mark);
     mark = std::chrono::steady_clock::now();
   };
+  // The GPU is ours (shared with other passes, never with timing) from here
+  // to the end of the launches before the counted one, and again from the
+  // counted launch on; CUPTI's set-up in between leaves the GPU alone.
+  if (w.await_go) w.await_go();
   loaded_module before;
   bool sticky = false;
   if (std::string why = load(job.cubin, before, sticky); !why.empty()) return "module load before the pass: " + why;
@@ -94,10 +98,15 @@ std::string counted_run(worker_state& w, reference_cache& refs, const protocol::
   run->plan = launch_plan{};
   cuModuleUnload(before.module);
   before.module = nullptr;
+  PTXB_CU(cuCtxSynchronize());
+  if (w.gpu_idle) w.gpu_idle();
   CUmodule module = nullptr;
   launch_plan plan;
   std::string inner;
   counted = count_executed_sass(w.context, [&] {
+    const auto asked = std::chrono::steady_clock::now();
+    if (w.await_go) w.await_go();
+    phase["pass_wait"] = ms_since(asked);
     CUresult e = cuModuleLoadData(&module, job.cubin.data());
     if (e != CUDA_SUCCESS) {
       inner = "module load under instrumentation: " + describe(e);
@@ -114,7 +123,7 @@ std::string counted_run(worker_state& w, reference_cache& refs, const protocol::
   });
   lap("pass");
   phase["pass_setup"] = counted.setup_ms;
-  phase["pass_work"] = counted.work_ms;
+  phase["pass_work"] = counted.work_ms - phase["pass_wait"];  // the wait for the GPU is inside the work
   phase["pass_flush"] = counted.flush_ms;
   std::string after;
   if (counted.ok && inner.empty()) after = run_uninstrumented(plan, target + 1, plan.launches.size());

@@ -24,10 +24,11 @@ using namespace ptxbench;
 int main(int argc, char** argv) {
   int device = 0;
   double known_peak = 0, known_copy = 0;
-  bool spare = false, wait_for_gpu = false;
+  bool spare = false, wait_for_gpu = false, context_ungated = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--spare") == 0) spare = true;
     if (std::strcmp(argv[i], "--wait-for-gpu") == 0) wait_for_gpu = true;
+    if (std::strcmp(argv[i], "--context-ungated") == 0) context_ungated = true;
   }
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--device") == 0) device = std::atoi(argv[i + 1]);
@@ -49,12 +50,14 @@ int main(int argc, char** argv) {
     auto t0 = clock::now();
     gpu::init_driver(w, device);
     w.hello.start_ms["driver"] = ms_since(t0);
-    if (wait_for_gpu) {
-      // Everything so far (exec, the libraries, cuInit) leaves the GPU alone;
-      // what follows (a context, cuBLAS, the warm-up) does not, so it waits
-      // until the supervisor says no one is timing.
+    // Everything up to here (exec, the libraries, cuInit) leaves the GPU
+    // alone; the warm-up does not, so with --wait-for-gpu the worker asks
+    // first and waits until the supervisor says no one is timing. Making the
+    // context and cuBLAS handle (no kernels) is on the asking side of that
+    // line with --context-ungated, else after it.
+    const auto ask = [&] {
       send({{"type", "ready_to_start"}});
-      t0 = clock::now();
+      const auto asked = clock::now();
       std::string answer;
       bool go = false;
       while (!go && in.read_line(answer, -1) == protocol::line_reader::status::line) {
@@ -62,11 +65,13 @@ int main(int argc, char** argv) {
         go = !j.is_discarded() && j.value("type", "") == "go";
       }
       if (!go) std::_Exit(0);  // the supervisor has gone
-      w.hello.start_ms["wait"] = ms_since(t0);
-    }
+      w.hello.start_ms["wait"] = ms_since(asked);
+    };
+    if (wait_for_gpu && !context_ungated) ask();
     t0 = clock::now();
     gpu::init_worker(w, device, known_peak, known_copy);
     w.hello.start_ms["context"] = ms_since(t0);
+    if (wait_for_gpu && context_ungated) ask();
     if (spare) {
       t0 = clock::now();
       gpu::warm_reference_gemms(w);
@@ -98,6 +103,7 @@ int main(int argc, char** argv) {
     }
     std::_Exit(0);  // the supervisor has gone
   };
+  w.gpu_idle = [&] { send({{"type", "gpu_idle"}}); };
   while (in.read_line(line, -1) == protocol::line_reader::status::line) {
     protocol::worker_result res;
     try {

@@ -27,8 +27,13 @@ struct worker_state {
   device_memory scratch8;         // 8 bytes for reductions
   std::function<void(const protocol::worker_progress&)> progress;
   // Asks the supervisor for the GPU before timing and blocks until it answers
-  // (no other process of ours runs on this GPU while samples are taken).
+  // (no other process of ours runs on this GPU while samples are taken). A
+  // counting pass asks the same way before each part that uses the GPU
+  // (the supervisor then holds the GPU shared for it) ...
   std::function<void()> await_go;
+  // ... and says when a part is over (CUPTI's set-up, between the two, uses
+  // no GPU and may run while another job times).
+  std::function<void()> gpu_idle;
 
   void report(const std::string& what, double limit_ms, int launch = -1, const std::string& size = "") const {
     if (progress) progress({what, limit_ms, launch, size});

@@ -1,6 +1,8 @@
 #include "evaluator/pool/gpu_slot.hpp"
 
 #include <chrono>
+#include <cstdlib>
+#include <string>
 
 namespace ptxbench {
 namespace {
@@ -10,6 +12,12 @@ constexpr int k_restart_timeout_ms = 120000;
 // After this many failed spare starts in a row the keeper stops trying until
 // a pass asks for a worker again.
 constexpr int k_max_spare_failures = 3;
+// $PTXBENCH_UNGATED_CONTEXT=1: spares make their context while another job
+// may time (only their warm-up waits for the GPU).
+bool context_ungated() {
+  const char* v = std::getenv("PTXBENCH_UNGATED_CONTEXT");
+  return v && std::string(v) == "1";
+}
 }  // namespace
 
 void gpu_gate::lock_shared() {
@@ -53,6 +61,7 @@ std::unique_ptr<worker_process> gpu_slot::new_spare() const {
   protocol::worker_hello h = hello();
   w->set_known_rates(h.peak_tflops, h.copy_gbps);
   w->set_spare(true);
+  w->set_context_ungated(context_ungated());
   return w;
 }
 
@@ -105,6 +114,8 @@ worker_start gpu_slot::start_gated(worker_process& w, bool spare) {
     ++m_usage.spare_starts;
     m_usage.spare_start_s += std::chrono::duration<double>(now - t0).count();
     if (held) m_usage.spare_gated_s += std::chrono::duration<double>(now - gated).count();
+    if (s.ok)
+      for (const auto& [phase, ms] : s.hello.start_ms) m_usage.spare_phase_s[phase] += ms / 1000.0;
   }
   return s;
 }
@@ -246,19 +257,39 @@ job_outcome gpu_slot::count(const protocol::worker_job& job, std::string& start_
   start_error.clear();
   auto w = take_spare(start_error);
   if (!w) return {};
-  m_gate.lock_shared();
+  // The pass holds the GPU (shared) only for its parts that use it: the
+  // worker asks before each and says when one is over (its CUPTI set-up in
+  // between runs while another job may time). Busy time counts the held parts.
   job_outcome out;
-  enter_busy();
-  const auto since = std::chrono::steady_clock::now();
+  bool held = false;
+  std::chrono::steady_clock::time_point since;
+  double held_s = 0;
+  uint64_t parts = 0;
+  const auto release = [&] {
+    if (!held) return;
+    held = false;
+    leave_busy(held_s, parts, since);
+    m_gate.unlock_shared();
+  };
   try {
-    out = w->run(job, {});
+    out = w->run(
+        job,
+        [&] {
+          if (held) return;
+          m_gate.lock_shared();
+          held = true;
+          enter_busy();
+          since = std::chrono::steady_clock::now();
+        },
+        release);
   } catch (...) {
-    leave_busy(m_usage.counting_s, m_usage.passes, since);
-    m_gate.unlock_shared();  // a stuck shared hold would keep every later timing waiting
+    release();  // a stuck shared hold would keep every later timing waiting
     throw;
   }
-  leave_busy(m_usage.counting_s, m_usage.passes, since);
-  m_gate.unlock_shared();
+  release();
+  std::lock_guard lock(m_usage_mutex);
+  m_usage.counting_s += held_s;
+  ++m_usage.passes;
   return out;
 }
 

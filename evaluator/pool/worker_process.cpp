@@ -77,6 +77,7 @@ worker_start worker_process::start(int timeout_ms, const std::function<void()>& 
   std::vector<char*> args = {const_cast<char*>(m_executable.c_str()), const_cast<char*>("--device"), device_arg.data()};
   if (m_spare) args.push_back(const_cast<char*>("--spare"));
   if (before_gpu) args.push_back(const_cast<char*>("--wait-for-gpu"));
+  if (before_gpu && m_context_ungated) args.push_back(const_cast<char*>("--context-ungated"));
   if (known) {
     for (char* a : {const_cast<char*>("--peak-tflops"), peak_arg.data(), const_cast<char*>("--copy-gbps"), copy_arg.data()})
       args.push_back(a);
@@ -153,7 +154,8 @@ worker_start worker_process::start(int timeout_ms, const std::function<void()>& 
   }
 }
 
-job_outcome worker_process::run(const protocol::worker_job& job, const std::function<void()>& before_timing) {
+job_outcome worker_process::run(const protocol::worker_job& job, const std::function<void()>& before_gpu,
+                                const std::function<void()>& after_gpu) {
   job_outcome out;
   if (!alive()) {
     out.cause = "GPU worker is not running";
@@ -191,8 +193,10 @@ job_outcome worker_process::run(const protocol::worker_job& job, const std::func
       out.last = protocol::progress_from_json(j);
       allowance_ms = out.last.limit_ms;
       deadline = clock_type::now() + std::chrono::milliseconds(int64_t(allowance_ms + k_slack_ms));
+    } else if (type == "gpu_idle") {
+      if (after_gpu) after_gpu();
     } else if (type == "ready_to_time") {
-      if (before_timing) before_timing();
+      if (before_gpu) before_gpu();
       if (!protocol::write_line(m_to_worker, R"({"type":"go"})")) continue;  // its death shows as end of file
       deadline = clock_type::now() + std::chrono::milliseconds(int64_t(allowance_ms + k_slack_ms));
     } else if (type == "result") {

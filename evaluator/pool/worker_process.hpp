@@ -46,10 +46,13 @@ class worker_process {
   // returns, whatever the outcome.
   worker_start start(int timeout_ms, const std::function<void()>& before_gpu = {});
   // Sends one job and waits for its result, enforcing the watchdog. When the
-  // worker asks for the GPU before timing (`ready_to_time`), calls
-  // `before_timing` (which may block) and then answers `go`; the watchdog
-  // restarts from then. After a timeout or death the process is gone; alive() is false.
-  job_outcome run(const protocol::worker_job& job, const std::function<void()>& before_timing);
+  // worker asks for the GPU (`ready_to_time`: before timing, or before a
+  // counting pass's GPU part), calls `before_gpu` (which may block) and then
+  // answers `go`; the watchdog restarts from then. When it says a GPU part is
+  // over (`gpu_idle`), calls `after_gpu`. After a timeout or death the process
+  // is gone; alive() is false.
+  job_outcome run(const protocol::worker_job& job, const std::function<void()>& before_gpu,
+                  const std::function<void()>& after_gpu = {});
   bool alive() const { return m_pid > 0; }
   // Kills the process (if any); the next start() makes a fresh one.
   void stop() { kill_and_reap(); }
@@ -59,6 +62,9 @@ class worker_process {
   void set_visible_devices(std::string devices) { m_visible_devices = std::move(devices); }
   // A spare for counting passes: its profiler is set up at start.
   void set_spare(bool spare) { m_spare = spare; }
+  // With a gated start: the context and cuBLAS handle are made before the
+  // worker asks for the GPU (only the warm-up waits), not after.
+  void set_context_ungated(bool ungated) { m_context_ungated = ungated; }
   // Rates measured by an earlier worker on this GPU: a replacement reuses them
   // instead of measuring again (about a second).
   void set_known_rates(double peak_tflops, double copy_gbps) {
@@ -80,6 +86,7 @@ class worker_process {
   double m_known_peak_tflops = 0.0;
   double m_known_copy_gbps = 0.0;
   bool m_spare = false;
+  bool m_context_ungated = false;
   std::string m_visible_devices;
   std::unique_ptr<protocol::line_reader> m_reader;
 };

@@ -13,7 +13,9 @@
 //   fake:timed:F       asks for the GPU before "timing" (ready_to_time / go), "times" for
 //                      $PTXBENCH_FAKE_TIMED_MS (default 20) and
 //                      appends "T start end" (steady-clock microseconds) to file F;
-//                      counting jobs append "C start end" for their pass
+//                      counting jobs append "c start end" and "C start end" for the two
+//                      parts of their pass that hold the GPU, and "u start end" for the
+//                      set-up between them ($PTXBENCH_FAKE_PASS_SETUP_MS, default 15)
 // Counting jobs (count_only) answer that nothing was counted ("fake worker: no counters").
 // Start: with --wait-for-gpu (the supervisor's gated start) it spends
 // $PTXBENCH_FAKE_START_MS (default 0) "loading libraries", asks
@@ -86,9 +88,25 @@ int main(int argc, char** argv) {
     }
     std::string size = "K=1024 M=384 N=256";
     if (job.count_only) {
-      auto t0 = now_us();
-      std::this_thread::sleep_for(std::chrono::milliseconds(mode == "timed" ? 30 : 1));
-      if (mode == "timed") std::ofstream(arg, std::ios::app) << "C " << t0 << " " << now_us() << "\n";
+      // Like the real pass: a GPU part ("c"), CUPTI's set-up off the GPU, the counted part ("C").
+      auto ask = [&] {
+        send({{"type", "ready_to_time"}});
+        std::string go;
+        while (in.read_line(go, -1) == protocol::line_reader::status::line && go.find("\"go\"") == std::string::npos) {
+        }
+      };
+      for (const char* part : {"c", "C"}) {
+        ask();
+        auto t0 = now_us();
+        std::this_thread::sleep_for(std::chrono::milliseconds(mode == "timed" ? 15 : 1));
+        if (mode == "timed") std::ofstream(arg, std::ios::app) << part << " " << t0 << " " << now_us() << "\n";
+        send({{"type", "gpu_idle"}});
+        if (part[0] == 'C' || mode != "timed") continue;
+        const char* setup_ms = std::getenv("PTXBENCH_FAKE_PASS_SETUP_MS");
+        auto t1 = now_us();
+        std::this_thread::sleep_for(std::chrono::milliseconds(setup_ms && *setup_ms ? std::atoi(setup_ms) : 15));
+        std::ofstream(arg, std::ios::app) << "u " << t1 << " " << now_us() << "\n";
+      }
       protocol::worker_result r;
       r.id = job.id;
       r.recycle = true;

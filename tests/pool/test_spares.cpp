@@ -121,7 +121,7 @@ TEST_CASE("a spare's start overlaps timing only in the part that leaves the GPU 
     ++timed;
     for (const span& s : spans) {
       if (s.kind == 'S') CHECK_MESSAGE(!overlap(t, s), "a spare made its context while a job was timing");
-      if (s.kind == 'C') CHECK_MESSAGE(!overlap(t, s), "a counting pass ran while a job was timing");
+      if (s.kind == 'C' || s.kind == 'c') CHECK_MESSAGE(!overlap(t, s), "a counting pass ran while a job was timing");
       if (s.kind == 'P' && overlap(t, s)) ++cpu_parts_while_timing;
     }
   }
@@ -129,6 +129,34 @@ TEST_CASE("a spare's start overlaps timing only in the part that leaves the GPU 
   CHECK(timed == 3);
   CHECK(gpu_parts >= 2 + 4);  // the first two spares and at least the replacements of A's and B's passes
   CHECK_MESSAGE(cpu_parts_while_timing >= 1, "no spare loaded its libraries while a job was timing");
+}
+
+TEST_CASE("a counting pass holds the GPU only for its GPU parts - its set-up runs while another job times") {
+  scoped_env env;
+  const fs::path log = temp_log("pass-parts");
+  env.set("PTXBENCH_FAKE_PASS_SETUP_MS", "400");
+  env.set("PTXBENCH_FAKE_TIMED_MS", "100");
+  local_evaluator_options o;
+  o.worker_path = PTXBENCH_FAKE_WORKER;
+  o.spare_workers = 4;
+  auto ev = make_local_evaluator(o);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i)
+    threads.emplace_back([&] { ev->evaluate(counted_request("timed:" + log.string())); });
+  for (auto& t : threads) t.join();
+  const std::vector<span> spans = read_spans(log);
+  fs::remove(log);
+  int setups_while_timing = 0, parts = 0;
+  for (const span& t : spans) {
+    if (t.kind != 'T') continue;
+    for (const span& s : spans) {
+      if (s.kind == 'c' || s.kind == 'C') CHECK_MESSAGE(!overlap(t, s), "a counting pass's GPU part overlapped timing");
+      if (s.kind == 'u' && overlap(t, s)) ++setups_while_timing;
+    }
+  }
+  for (const span& s : spans) parts += s.kind == 'c' || s.kind == 'C';
+  CHECK(parts == 3 * 2 * 2);  // three candidates, two passes each, two parts each
+  CHECK_MESSAGE(setups_while_timing >= 1, "no pass's set-up ran while a job was timing");
 }
 
 TEST_CASE("the evaluator reports how its GPU was used - busy time and jobs and passes and spare starts") {
@@ -151,6 +179,7 @@ TEST_CASE("the evaluator reports how its GPU was used - busy time and jobs and p
   CHECK(u.busy_s >= u.main_s - 1e-6);
   CHECK(u.busy_s <= wall_s);
   CHECK(u.counting_s > 0);
+  CHECK(u.counting_s < 6 * 0.5);  // only the parts that hold the GPU (1 ms each, here)
   CHECK(u.spare_starts >= 2);
   CHECK(u.restarts == 0);
   // Without a GPU there is nothing to report.
