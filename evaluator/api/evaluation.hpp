@@ -171,6 +171,9 @@ struct performance_report {
   bool below_floor = false;         // flagged, not celebrated
   bool output_rechecked = false;   // every timed sample's output verified
   bool inputs_rechecked = false;   // inputs unchanged after the timed runs
+  // Samples whose enqueueing outlasted the hold in front of them (2 s), so
+  // their time includes the host's; 0 in a healthy run.
+  int unheld_samples = 0;
   double threshold = 0.0;
   // The baseline's own error against the same fp32 reference (timing seed):
   // what an honest frontier implementation reaches on these inputs.

@@ -88,6 +88,23 @@ __global__ void demote_l2_kernel(uint64_t first_line, int64_t lines) {
   }
 }
 
+// Holds the stream until the host sets *release (or timeout_ns passes; then
+// *timed_out is set), so that work enqueued behind it starts only once all of
+// it is enqueued: a sample's events then time the GPU, not the host's
+// enqueueing (cuDNN's plan execution, several launches) on a loaded machine.
+__global__ void hold_stream_kernel(const volatile int* release, unsigned long long timeout_ns, volatile int* timed_out) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  while (*release == 0) {
+    __nanosleep(500);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (now - start > timeout_ns) {
+      *timed_out = 1;
+      return;
+    }
+  }
+}
+
 __global__ void upcast_kernel(const void* src, elem t, int64_t n, float* dst) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     dst[i] = load_as_float(src, t, i);
@@ -269,6 +286,10 @@ void demote_l2_lines(CUdeviceptr p, int64_t bytes, CUstream stream) {
   uint64_t first = uint64_t(p) & ~uint64_t(127);
   int64_t lines = int64_t((uint64_t(p) + uint64_t(bytes) - first + 127) / 128);
   demote_l2_kernel<<<blocks_for(lines), k_threads, 0, stream>>>(first, lines);
+}
+
+void hold_stream(const int* release, uint64_t timeout_ns, int* timed_out, CUstream stream) {
+  hold_stream_kernel<<<1, 1, 0, stream>>>(release, timeout_ns, timed_out);
 }
 
 void upcast_to_f32(CUdeviceptr src, elem t, int64_t n, float* dst, CUstream stream) {

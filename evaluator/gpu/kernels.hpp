@@ -33,6 +33,9 @@ void fill_distribution(CUdeviceptr p, elem t, int64_t n, const fill_spec& spec, 
 // (applypriority.global.L2::evict_normal), so that evict_last hints a kernel
 // left on its data cannot keep it in L2 through the flush that follows.
 void demote_l2_lines(CUdeviceptr p, int64_t bytes, CUstream stream);
+// One thread that spins until the host writes non-zero to *release (mapped
+// host memory, device pointers given), or sets *timed_out after timeout_ns.
+void hold_stream(const int* release, uint64_t timeout_ns, int* timed_out, CUstream stream);
 void upcast_to_f32(CUdeviceptr src, elem t, int64_t n, float* dst, CUstream stream);
 void downcast_from_f32(const float* src, int64_t n, elem t, CUdeviceptr dst, CUstream stream);
 

@@ -1,3 +1,4 @@
+#include <atomic>
 #include "evaluator/gpu/timing.hpp"
 
 #include <algorithm>
@@ -113,6 +114,30 @@ baseline_setup setup_baseline(worker_state& w, const task& t, size_run& timed) {
   return s;
 }
 
+// If enqueueing one sample takes longer than this, the hold lets go and the
+// sample is counted in unheld_samples (it then includes enqueueing time).
+constexpr uint64_t k_hold_timeout_ns = 2000000000ull;
+
+// Two ints of mapped host memory: [0] releases the hold, [1] says it timed out.
+struct host_flags {
+  int* host = nullptr;
+  CUdeviceptr device = 0;
+  host_flags() {
+    void* p = nullptr;
+    PTXB_CU(cuMemHostAlloc(&p, 2 * sizeof(int), CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
+    host = static_cast<int*>(p);
+    host[0] = host[1] = 0;
+    PTXB_CU(cuMemHostGetDevicePointer(&device, p, 0));
+  }
+  ~host_flags() {
+    if (host) cuMemFreeHost(host);
+  }
+  host_flags(const host_flags&) = delete;
+  host_flags& operator=(const host_flags&) = delete;
+  const int* device_release() const { return reinterpret_cast<const int*>(device); }
+  int* device_timed_out() const { return reinterpret_cast<int*>(device) + 1; }
+};
+
 std::string sample_failure(const output_check& c, int index, int count) {
   char buf[320];
   std::snprintf(buf, sizeof buf,
@@ -149,11 +174,25 @@ timing_outcome run_timing(worker_state& w, reference_cache& refs, const protocol
   auto inputs_before = input_checksums(w, t, timed);
 
   event_pair ev;
+  // Each sample's work is enqueued behind a kernel that holds the stream
+  // until the host has enqueued all of it (and the stop event): the events
+  // then time the GPU alone. Without it, a baseline of several cuDNN kernels
+  // on a machine busy with other evaluations was timed at its enqueueing
+  // speed (attention backward at 1.85x instead of 0.72x on the H200 with 64
+  // trajectories in flight, docs/gpu-runs.md).
+  host_flags flags;
   auto sample = [&](const std::function<CUresult()>& work, CUresult& err) -> double {
+    flags.host[0] = 0;
+    flags.host[1] = 0;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    hold_stream(flags.device_release(), k_hold_timeout_ns, flags.device_timed_out(), w.stream);
     PTXB_CU(cuEventRecord(ev.start(), w.stream));
     err = work();
     PTXB_CU(cuEventRecord(ev.stop(), w.stream));
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    static_cast<volatile int*>(flags.host)[0] = 1;
     CUresult s = cuEventSynchronize(ev.stop());
+    if (static_cast<volatile int*>(flags.host)[1] != 0) ++p.unheld_samples;
     if (err == CUDA_SUCCESS) err = s;
     float ms = 0.f;
     if (err == CUDA_SUCCESS) PTXB_CU(cuEventElapsedTime(&ms, ev.start(), ev.stop()));

@@ -12,11 +12,15 @@ constexpr int k_restart_timeout_ms = 120000;
 // After this many failed spare starts in a row the keeper stops trying until
 // a pass asks for a worker again.
 constexpr int k_max_spare_failures = 3;
-// $PTXBENCH_UNGATED_CONTEXT=1: spares make their context while another job
-// may time (only their warm-up waits for the GPU).
+// Spares make their context and cuBLAS handle (no kernels) while another job
+// may time; only their warm-up GEMMs wait for the GPU. Measured on the H200
+// (docs/gpu-runs.md, 2026-12-03 16:3x): the GEMM's timed speedup with four
+// processes making contexts alongside was 0.8980 (spread 1.28%) against
+// 0.9011 (1.20%) alone, and a candidate's timed runs waited 14 s instead of
+// 40 s in the 64-trajectory benchmark. $PTXBENCH_UNGATED_CONTEXT=0 gates it.
 bool context_ungated() {
   const char* v = std::getenv("PTXBENCH_UNGATED_CONTEXT");
-  return v && std::string(v) == "1";
+  return !(v && std::string(v) == "0");
 }
 }  // namespace
 
