@@ -134,7 +134,7 @@ TEST_CASE("a spare's start overlaps timing only in the part that leaves the GPU 
 TEST_CASE("a counting pass holds the GPU only for its GPU parts - its set-up runs while another job times") {
   scoped_env env;
   const fs::path log = temp_log("pass-parts");
-  env.set("PTXBENCH_FAKE_PASS_SETUP_MS", "400");
+  env.set("PTXBENCH_FAKE_PASS_SETUP_MS", "1500");  // longer than the spread of the candidates' compiles
   env.set("PTXBENCH_FAKE_TIMED_MS", "100");
   local_evaluator_options o;
   o.worker_path = PTXBENCH_FAKE_WORKER;
@@ -156,7 +156,10 @@ TEST_CASE("a counting pass holds the GPU only for its GPU parts - its set-up run
   }
   for (const span& s : spans) parts += s.kind == 'c' || s.kind == 'C';
   CHECK(parts == 3 * 2 * 2);  // three candidates, two passes each, two parts each
-  CHECK_MESSAGE(setups_while_timing >= 1, "no pass's set-up ran while a job was timing");
+  std::string listing;
+  for (const span& s : spans)
+    listing += std::string(1, s.kind) + " " + std::to_string(s.start / 1000 % 100000) + "-" + std::to_string(s.end / 1000 % 100000) + "; ";
+  CHECK_MESSAGE(setups_while_timing >= 1, "no pass's set-up ran while a job was timing: " << listing);
 }
 
 TEST_CASE("the evaluator reports how its GPU was used - busy time and jobs and passes and spare starts") {
