@@ -62,6 +62,22 @@ fs::path temp_log(const std::string& name) {
   return p;
 }
 
+// Judges `candidates` timed candidates at once on fake workers with `spares`
+// spares, and returns the spans their workers logged.
+std::vector<span> judge_timed(int spares, const fs::path& log, int candidates = 3) {
+  local_evaluator_options o;
+  o.worker_path = PTXBENCH_FAKE_WORKER;
+  o.spare_workers = spares;
+  auto ev = make_local_evaluator(o);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < candidates; ++i)
+    threads.emplace_back([&] { ev->evaluate(counted_request("timed:" + log.string())); });
+  for (auto& t : threads) t.join();
+  std::vector<span> spans = read_spans(log);
+  fs::remove(log);
+  return spans;
+}
+
 }  // namespace
 
 TEST_CASE("spares start side by side - not one after another") {
@@ -101,20 +117,11 @@ TEST_CASE("a spare's start overlaps timing only in the part that leaves the GPU 
   env.set("PTXBENCH_FAKE_START_MS", "300");
   env.set("PTXBENCH_FAKE_START_LOG", log.string());
   env.set("PTXBENCH_FAKE_TIMED_MS", "600");
-  local_evaluator_options o;
-  o.worker_path = PTXBENCH_FAKE_WORKER;
-  o.spare_workers = 2;
-  auto ev = make_local_evaluator(o);
   // Candidate A's counting passes take both spares as soon as its main job
   // ends, while B's main job, queued behind A's, begins a 600 ms timing
   // window: the replacements' library part runs inside that window, their
   // context part after it.
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 3; ++i)
-    threads.emplace_back([&] { ev->evaluate(counted_request("timed:" + log.string())); });
-  for (auto& t : threads) t.join();
-  const std::vector<span> spans = read_spans(log);
-  fs::remove(log);
+  const std::vector<span> spans = judge_timed(2, log);
   int timed = 0, gpu_parts = 0, cpu_parts_while_timing = 0;
   for (const span& t : spans) {
     if (t.kind != 'T') continue;
@@ -136,16 +143,7 @@ TEST_CASE("a counting pass holds the GPU only for its GPU parts - its set-up run
   const fs::path log = temp_log("pass-parts");
   env.set("PTXBENCH_FAKE_PASS_SETUP_MS", "1500");  // longer than the spread of the candidates' compiles
   env.set("PTXBENCH_FAKE_TIMED_MS", "100");
-  local_evaluator_options o;
-  o.worker_path = PTXBENCH_FAKE_WORKER;
-  o.spare_workers = 4;
-  auto ev = make_local_evaluator(o);
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 3; ++i)
-    threads.emplace_back([&] { ev->evaluate(counted_request("timed:" + log.string())); });
-  for (auto& t : threads) t.join();
-  const std::vector<span> spans = read_spans(log);
-  fs::remove(log);
+  const std::vector<span> spans = judge_timed(4, log);
   int setups_while_timing = 0, parts = 0;
   for (const span& t : spans) {
     if (t.kind != 'T') continue;

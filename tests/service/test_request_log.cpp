@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <httplib.h>
 
+#include "agent/service/metrics.hpp"
 #include "agent/service/request.hpp"
 #include "evaluator/api/local.hpp"
 #include "service_fixture.hpp"
@@ -54,4 +55,21 @@ TEST_CASE("evald logs every request and result to SQLite so they replay to the s
   CHECK(again.at("headline") == rows[0].result.at("headline"));
   CHECK(again.at("stages").at("compile") .at("status") == rows[0].result.at("stages").at("compile").at("status"));
   std::filesystem::remove(path);
+}
+
+TEST_CASE("metrics carry the evaluator's usage per GPU - none without a GPU") {
+  ptxbench::service::service_metrics m;
+  ptxbench::gpu_usage u;
+  u.device = 1;
+  u.busy_s = 12.5;
+  u.jobs = 7;
+  u.passes = 14;
+  u.spare_starts = 18;
+  const std::string text = m.render(0, 0, 8, 2, {u});
+  CHECK(text.find("# TYPE ptxbench_gpu_busy_seconds_total counter") != std::string::npos);
+  CHECK(text.find("ptxbench_gpu_busy_seconds_total{gpu=\"1\"} 12.5") != std::string::npos);
+  CHECK(text.find("ptxbench_gpu_jobs_total{gpu=\"1\"} 7") != std::string::npos);
+  CHECK(text.find("ptxbench_gpu_counting_passes_total{gpu=\"1\"} 14") != std::string::npos);
+  CHECK(text.find("ptxbench_gpu_spare_starts_total{gpu=\"1\"} 18") != std::string::npos);
+  CHECK(m.render(0, 0, 8, 2).find("ptxbench_gpu_") == std::string::npos);
 }
