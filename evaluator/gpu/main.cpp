@@ -44,6 +44,16 @@ int main(int argc, char** argv) {
   gpu::worker_state w;
   w.progress = [&](const protocol::worker_progress& p) { send(protocol::to_json(p)); };
   protocol::line_reader in(0);
+  // Sends `ask` and blocks until the supervisor answers go; exits if it has gone.
+  const auto ask_and_wait = [&](const char* ask) {
+    send({{"type", ask}});
+    std::string answer;
+    while (in.read_line(answer, -1) == protocol::line_reader::status::line) {
+      auto j = nlohmann::json::parse(answer, nullptr, false);
+      if (!j.is_discarded() && j.value("type", "") == "go") return;
+    }
+    std::_Exit(0);  // the supervisor has gone
+  };
   using clock = std::chrono::steady_clock;
   auto ms_since = [](clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); };
   try {
@@ -56,15 +66,8 @@ int main(int argc, char** argv) {
     // context and cuBLAS handle (no kernels) is on the asking side of that
     // line with --context-ungated, else after it.
     const auto ask = [&] {
-      send({{"type", "ready_to_start"}});
       const auto asked = clock::now();
-      std::string answer;
-      bool go = false;
-      while (!go && in.read_line(answer, -1) == protocol::line_reader::status::line) {
-        auto j = nlohmann::json::parse(answer, nullptr, false);
-        go = !j.is_discarded() && j.value("type", "") == "go";
-      }
-      if (!go) std::_Exit(0);  // the supervisor has gone
+      ask_and_wait("ready_to_start");
       w.hello.start_ms["wait"] = ms_since(asked);
     };
     if (wait_for_gpu && !context_ungated) ask();
@@ -94,15 +97,7 @@ int main(int argc, char** argv) {
 
   gpu::reference_cache refs(w);
   std::string line;
-  w.await_go = [&] {
-    send({{"type", "ready_to_time"}});
-    std::string answer;
-    while (in.read_line(answer, -1) == protocol::line_reader::status::line) {
-      auto j = nlohmann::json::parse(answer, nullptr, false);
-      if (!j.is_discarded() && j.value("type", "") == "go") return;
-    }
-    std::_Exit(0);  // the supervisor has gone
-  };
+  w.await_go = [&] { ask_and_wait("ready_to_time"); };
   w.gpu_idle = [&] { send({{"type", "gpu_idle"}}); };
   while (in.read_line(line, -1) == protocol::line_reader::status::line) {
     protocol::worker_result res;

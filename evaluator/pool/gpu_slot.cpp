@@ -167,21 +167,18 @@ job_outcome gpu_slot::run(const protocol::worker_job& job, std::string& restart_
       if (!ready) restart_error = "GPU worker could not be restarted: " + s.error;
     }
     if (ready) {
-      enter_busy();
-      const auto since = std::chrono::steady_clock::now();
-      try {
-        out = m_worker.run(job, [&] {
-          const auto asked = std::chrono::steady_clock::now();
-          m_gate.lock();
-          exclusive = true;
-          std::lock_guard lock(m_usage_mutex);
-          m_usage.timing_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
-        });
-      } catch (...) {
-        leave_busy(m_usage.main_s, m_usage.jobs, since);
-        throw;
-      }
-      leave_busy(m_usage.main_s, m_usage.jobs, since);
+      struct busy_job {  // the job's time counts as busy, however it ends
+        gpu_slot& slot;
+        const std::chrono::steady_clock::time_point since = (slot.enter_busy(), std::chrono::steady_clock::now());
+        ~busy_job() { slot.leave_busy(slot.m_usage.main_s, slot.m_usage.jobs, since); }
+      } busy{*this};
+      out = m_worker.run(job, [&] {
+        const auto asked = std::chrono::steady_clock::now();
+        m_gate.lock();
+        exclusive = true;
+        std::lock_guard lock(m_usage_mutex);
+        m_usage.timing_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+      });
     }
   } catch (...) {
     // The worker said something the supervisor cannot read (or the pipe

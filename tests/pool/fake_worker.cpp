@@ -47,6 +47,13 @@ int main(int argc, char** argv) {
         .count();
   };
   protocol::line_reader in(0);
+  // Sends `ask` and waits for the supervisor's go.
+  auto ask_and_wait = [&](const char* ask) {
+    send({{"type", ask}});
+    std::string go;
+    while (in.read_line(go, -1) == protocol::line_reader::status::line && go.find("\"go\"") == std::string::npos) {
+    }
+  };
   bool gated = false;
   for (int i = 1; i < argc; ++i) gated = gated || std::strcmp(argv[i], "--wait-for-gpu") == 0;
   if (gated) {
@@ -56,10 +63,7 @@ int main(int argc, char** argv) {
     auto t0 = now_us();
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     auto t1 = now_us();
-    send({{"type", "ready_to_start"}});
-    std::string go;
-    while (in.read_line(go, -1) == protocol::line_reader::status::line && go.find("\"go\"") == std::string::npos) {
-    }
+    ask_and_wait("ready_to_start");
     auto t2 = now_us();
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     if (start_log && *start_log)
@@ -89,14 +93,8 @@ int main(int argc, char** argv) {
     std::string size = "K=1024 M=384 N=256";
     if (job.count_only) {
       // Like the real pass: a GPU part ("c"), CUPTI's set-up off the GPU, the counted part ("C").
-      auto ask = [&] {
-        send({{"type", "ready_to_time"}});
-        std::string go;
-        while (in.read_line(go, -1) == protocol::line_reader::status::line && go.find("\"go\"") == std::string::npos) {
-        }
-      };
       for (const char* part : {"c", "C"}) {
-        ask();
+        ask_and_wait("ready_to_time");
         auto t0 = now_us();
         std::this_thread::sleep_for(std::chrono::milliseconds(mode == "timed" ? 15 : 1));
         if (mode == "timed") std::ofstream(arg, std::ios::app) << part << " " << t0 << " " << now_us() << "\n";
@@ -150,10 +148,7 @@ int main(int argc, char** argv) {
     if (mode == "error")
       r.partial.stages[stage::performance] = {stage_status::error, "baseline failed: fake library status 7", 0.0};
     if (mode == "timed") {
-      send({{"type", "ready_to_time"}});
-      std::string go;
-      while (in.read_line(go, -1) == protocol::line_reader::status::line && go.find("\"go\"") == std::string::npos) {
-      }
+      ask_and_wait("ready_to_time");
       auto t0 = now_us();
       const char* timed_ms = std::getenv("PTXBENCH_FAKE_TIMED_MS");
       std::this_thread::sleep_for(std::chrono::milliseconds(timed_ms && *timed_ms ? std::atoi(timed_ms) : 20));

@@ -17,19 +17,16 @@
 #include "evaluator/api/local.hpp"
 #include "evaluator/pool/gpu_slot.hpp"
 #include "evaluator/pool/slot_queue.hpp"
-#include "scoped_env.hpp"
+#include "pool_support.hpp"
 
 using namespace ptxbench;
 namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
 using ptxbench::test::scoped_env;
+using ptxbench::test::source_dir;
 
 namespace {
 
-fs::path source_dir() {
-  if (const char* e = std::getenv("PTXBENCH_SOURCE_DIR"); e && *e) return e;
-  return PTXBENCH_SOURCE_DIR;
-}
 
 
 evaluation_request request(const std::string& mode) {

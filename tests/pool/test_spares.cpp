@@ -15,7 +15,7 @@
 
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/local.hpp"
-#include "scoped_env.hpp"
+#include "pool_support.hpp"
 
 using namespace ptxbench;
 namespace fs = std::filesystem;
@@ -23,22 +23,10 @@ using ptxbench::test::scoped_env;
 
 namespace {
 
-fs::path source_dir() {
-  if (const char* e = std::getenv("PTXBENCH_SOURCE_DIR"); e && *e) return e;
-  return PTXBENCH_SOURCE_DIR;
-}
-
 // A candidate with the task's target instruction: after its main job, two
 // counting passes (smallest and timed size) each take a spare.
 evaluation_request counted_request(const std::string& mode) {
-  evaluation_request r;
-  r.t = load_task_file(source_dir() / "tasks/gemm_bf16_mma_sync.json");
-  r.t.notes = "fake:" + mode;
-  const fs::path dir = source_dir() / "tests/fixtures/adversarial/correct_mma_sync";
-  r.ptx = read_text_file(dir / "kernel.ptx");
-  r.manifest_text = read_text_file(dir / "manifest.json");
-  r.run_timing = false;
-  return r;
+  return ptxbench::test::fixture_request("correct_mma_sync", "gemm_bf16_mma_sync", mode);
 }
 
 struct span {

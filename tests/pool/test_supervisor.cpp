@@ -18,26 +18,16 @@
 
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/local.hpp"
+#include "pool_support.hpp"
 
 using namespace ptxbench;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path source_dir() {
-  if (const char* e = std::getenv("PTXBENCH_SOURCE_DIR"); e && *e) return e;
-  return PTXBENCH_SOURCE_DIR;
-}
-
+using test::source_dir;
 evaluation_request request(const std::string& fixture, const std::string& task_id, const std::string& mode = "") {
-  evaluation_request r;
-  r.t = load_task_file(source_dir() / "tasks" / (task_id + ".json"));
-  if (!mode.empty()) r.t.notes = "fake:" + mode;
-  fs::path dir = source_dir() / "tests/fixtures/adversarial" / fixture;
-  r.ptx = read_text_file(dir / "kernel.ptx");
-  r.manifest_text = read_text_file(dir / "manifest.json");
-  r.run_timing = false;
-  return r;
+  return test::fixture_request(fixture, task_id, mode);
 }
 
 std::unique_ptr<evaluator> fake_evaluator() {
