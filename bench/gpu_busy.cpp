@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -61,11 +62,20 @@ class counting_evaluator final : public evaluator {
     t.total_ms.push_back(res.total_ms);
     for (stage s : {stage::compile, stage::correctness, stage::instructions, stage::performance})
       t.stage_ms[to_string(s)] += res.stages.count(s) ? res.stages.at(s).time_ms : 0.0;
-    if (res.performance && res.performance->speedup > 0) t.speedups.push_back(res.performance->speedup);
+    if (res.performance && res.performance->speedup > 0) {
+      t.speedups.push_back(res.performance->speedup);
+      t.timed.push_back({res.performance->speedup, res.performance->candidate_ms, res.performance->baseline_ms,
+                         res.performance->baseline_name});
+    }
     return res;
   }
+  struct timed_one {
+    double speedup, candidate_ms, baseline_ms;
+    std::string baseline;
+  };
   struct per_task {
     std::vector<double> total_ms, speedups;
+    std::vector<timed_one> timed;
     std::map<std::string, double> stage_ms;  // summed
   };
   std::map<std::string, per_task> tasks() const {
@@ -284,6 +294,17 @@ int main(int argc, char** argv) {
     std::printf("  %-34s %4zu %9.0f %9.0f %9.0f %9.0f %9.0f  %.3f [%.3f, %.3f]\n", id.c_str(), t.total_ms.size(),
                 median(t.total_ms), mean("compile"), mean("correctness"), mean("instructions"), mean("performance"),
                 median(t.speedups), lo, hi);
+    // Any evaluation timed more than 3% off the task's median speedup, with
+    // what it was compared with (a speed verdict must not move with the load).
+    const double mid = median(t.speedups);
+    std::map<std::string, int> engines;
+    for (const auto& e : t.timed) ++engines[e.baseline];
+    if (engines.size() > 1)
+      for (const auto& [name, n] : engines) std::printf("      baseline %dx: %s\n", n, name.c_str());
+    for (const auto& e : t.timed)
+      if (mid > 0 && std::fabs(e.speedup / mid - 1.0) > 0.03)
+        std::printf("      off the median: speedup %.3f, candidate %.4f ms, baseline %.4f ms (%s)\n", e.speedup,
+                    e.candidate_ms, e.baseline_ms, e.baseline.c_str());
     per_task[id] = {{"n", t.total_ms.size()},         {"median_total_ms", median(t.total_ms)},
                     {"mean_stage_ms", t.stage_ms},    {"speedup_median", median(t.speedups)},
                     {"speedup_min", lo},              {"speedup_max", hi}};

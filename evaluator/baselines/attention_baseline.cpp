@@ -1,7 +1,7 @@
 // Attention baselines: cuDNN's fused flash attention, forward and backward,
 // through the backend graph API (see attention_graphs.hpp for the graphs).
-// Setup builds the graph, asks cuDNN's heuristics for plans, times up to four
-// on the real buffers and keeps the fastest.
+// Setup builds the graph and asks cuDNN's heuristics for plans; choose()
+// times up to four on the real buffers and keeps the fastest.
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -38,7 +38,7 @@ class cudnn_handle {
 
 class attention_baseline final : public baseline {
  public:
-  attention_baseline(const task& t, const size_point& s, const baseline_buffers& b, CUstream stream) {
+  attention_baseline(const task& t, const size_point& s, const baseline_buffers& b) {
     const bool backward = t.family == "attention_bwd";
     cudnn::attention_shape shape;
     shape.b = baselines_detail::require_size(s, "B");
@@ -101,15 +101,26 @@ class attention_baseline final : public baseline {
       uids.push_back(m_io.dq_accum);
       pointers.push_back(m_dq_accum.ptr());
     }
-    choose_plan(plans, uids, pointers, stream);
-    describe(backward, shape, static_cast<int>(plans.size()));
+    m_plans = std::move(plans);
+    m_uids = std::move(uids);
+    m_pointers = std::move(pointers);
+    m_backward = backward;
+    m_shape = shape;
+  }
+
+  void choose(CUstream stream) override {
+    choose_plan(m_plans, m_uids, m_pointers, stream);
+    describe(m_backward, m_shape, static_cast<int>(m_plans.size()));
   }
 
   bool available() const override { return true; }
   std::string why_not() const override { return {}; }
   std::string name() const override { return m_name; }
 
-  void run(CUstream stream) override { execute(*m_plan.execution_plan, *m_variant_pack, stream); }
+  void run(CUstream stream) override {
+    if (!m_variant_pack) throw std::logic_error("cuDNN baseline run before its plan was chosen");
+    execute(*m_plan.execution_plan, *m_variant_pack, stream);
+  }
 
  private:
   void execute(const cudnn::descriptor& plan, const cudnn::descriptor& pack, CUstream stream) {
@@ -123,6 +134,7 @@ class attention_baseline final : public baseline {
                    const std::vector<void*>& pointers, CUstream stream) {
     double best_ms = std::numeric_limits<double>::infinity();
     std::string failures;
+    m_timed = 0;
     for (auto& p : plans) {
       try {
         auto pack = std::make_shared<cudnn::descriptor>(cudnn::make_variant_pack(uids, pointers, m_workspace.ptr()));
@@ -163,19 +175,25 @@ class attention_baseline final : public baseline {
   std::string m_lowering;
   std::string m_name;
   int m_timed = 0;
+  // Built by the constructor, timed by choose().
+  std::vector<cudnn::plan> m_plans;
+  std::vector<int64_t> m_uids;
+  std::vector<void*> m_pointers;
+  bool m_backward = false;
+  cudnn::attention_shape m_shape;
 };
 
 }  // namespace
 
 std::unique_ptr<baseline> make_attention_baseline(const task& t, const size_point& s, const baseline_buffers& b,
-                                                  CUstream stream) {
+                                                  CUstream) {
   const std::string what = t.family == "attention_bwd" ? "cuDNN SDPA backward" : "cuDNN SDPA forward";
   if (t.family != "attention_fwd" && t.family != "attention_bwd")
     return baselines_detail::make_unavailable(what, "task family '" + t.family + "' is not attention");
   const cudnn::api& api = cudnn::load();
   if (!api.loaded) return baselines_detail::make_unavailable(what, api.error);
   try {
-    return std::make_unique<attention_baseline>(t, s, b, stream);
+    return std::make_unique<attention_baseline>(t, s, b);
   } catch (const std::exception& e) {
     return baselines_detail::make_unavailable(what + " " + cudnn::version_string(api.version), e.what());
   }

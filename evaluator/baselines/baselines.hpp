@@ -20,9 +20,20 @@ class baseline {
   virtual bool available() const = 0;
   virtual std::string why_not() const = 0;
   virtual std::string name() const = 0;  // e.g. "cuBLASLt (best of 8 heuristic algorithms)", "cuDNN 9.x SDPA forward"
-  // Runs once, asynchronously on `stream`. Buffers are given by task tensor name.
+  // Times the plans (algorithms) the library proposed and keeps the fastest.
+  // Separate from construction so that a caller can build the baseline (host
+  // work: heuristics, plan finalisation) while other processes use the GPU,
+  // and choose only once the GPU is its alone: a choice timed beside other
+  // work can keep a slow plan (on the H200 under load, a cuDNN backward
+  // engine ~2.5x slower than the one chosen alone). No-op when there is none.
+  virtual void choose(CUstream stream) { (void)stream; }
+  // Runs once, asynchronously on `stream`, with the chosen plan (choose()
+  // must have run). Buffers are given by task tensor name.
   virtual void run(CUstream stream) = 0;
 };
+
+// Whether make_baseline chooses the plan (times the candidates) before it returns.
+enum class baseline_choice { now, later };
 
 struct baseline_buffers {
   // Device pointers by task tensor name (A, B, C / Q, K, V, O, LSE / dO, dQ, dK, dV).
@@ -31,15 +42,15 @@ struct baseline_buffers {
 
 // GEMM C = A·Bᵀ (A M×K, B N×K row-major; bf16, fp16 or fp8-e4m3 inputs; bf16 C,
 // or fp16 C, which fp16 inputs need: cuBLASLt has no fp16 x fp16 -> bf16 GEMM)
-// through cuBLASLt: asks the heuristic for several algorithms, times each, keeps the fastest.
+// through cuBLASLt: asks the heuristic for several algorithms; choose() times each, keeps the fastest.
 std::unique_ptr<baseline> make_gemm_baseline(const task& t, const size_point& s, const baseline_buffers& b,
                                              CUstream stream);
 // Attention forward / backward through cuDNN's fused SDPA (graph API), or the
 // fastest available alternative, saying which.
 std::unique_ptr<baseline> make_attention_baseline(const task& t, const size_point& s, const baseline_buffers& b,
                                                   CUstream stream);
-// Dispatch on task.baseline.
+// Dispatch on task.baseline; with baseline_choice::later the caller calls choose().
 std::unique_ptr<baseline> make_baseline(const task& t, const size_point& s, const baseline_buffers& b,
-                                        CUstream stream);
+                                        CUstream stream, baseline_choice when = baseline_choice::now);
 
 }  // namespace ptxbench

@@ -45,7 +45,7 @@ cudaDataType_t lt_type(dtype t) {
 
 class gemm_baseline final : public baseline {
  public:
-  gemm_baseline(const task& t, const size_point& s, const baseline_buffers& b, CUstream stream) {
+  gemm_baseline(const task& t, const size_point& s, const baseline_buffers& b) {
     const tensor_spec* a_spec = t.find_tensor("A");
     const tensor_spec* c_spec = t.find_tensor("C");
     if (!a_spec || !t.find_tensor("B") || !c_spec) throw std::invalid_argument("GEMM task lacks tensors A, B, C");
@@ -65,7 +65,7 @@ class gemm_baseline final : public baseline {
     m_c = reinterpret_cast<void*>(baselines_detail::require_buffer(b, "C"));
 
     try {
-      set_up(M, N, K, stream);
+      set_up(M, N, K);
     } catch (...) {
       release();  // the destructor does not run for a constructor that throws
       throw;
@@ -78,10 +78,17 @@ class gemm_baseline final : public baseline {
   std::string why_not() const override { return {}; }
   std::string name() const override { return m_name; }
 
-  void run(CUstream stream) override { check_lt(launch(m_algo, stream), "cublasLtMatmul"); }
+  void choose(CUstream stream) override {
+    choose_algorithm(stream);
+    m_chosen = true;
+  }
+  void run(CUstream stream) override {
+    if (!m_chosen) throw std::logic_error("cuBLASLt baseline run before its algorithm was chosen");
+    check_lt(launch(m_algo, stream), "cublasLtMatmul");
+  }
 
  private:
-  void set_up(int64_t M, int64_t N, int64_t K, CUstream stream) {
+  void set_up(int64_t M, int64_t N, int64_t K) {
     check_lt(cublasLtCreate(&m_handle), "cublasLtCreate");
     check_lt(cublasLtMatmulDescCreate(&m_op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
     const cublasOperation_t trans_x = CUBLAS_OP_T, trans_y = CUBLAS_OP_N;
@@ -91,7 +98,6 @@ class gemm_baseline final : public baseline {
     check_lt(cublasLtMatrixLayoutCreate(&m_y_layout, m_in_type, K, M, K), "layout Y");
     check_lt(cublasLtMatrixLayoutCreate(&m_d_layout, m_out_type, N, M, N), "layout D");
     m_workspace = device_buffer(workspace_bytes);
-    choose_algorithm(stream);
   }
 
   void release() {
@@ -162,6 +168,7 @@ class gemm_baseline final : public baseline {
   cublasLtMatrixLayout_t m_y_layout = nullptr;
   cublasLtMatrixLayout_t m_d_layout = nullptr;
   cublasLtMatmulAlgo_t m_algo{};
+  bool m_chosen = false;
   device_buffer m_workspace;
   std::string m_name;
 };
@@ -169,9 +176,9 @@ class gemm_baseline final : public baseline {
 }  // namespace
 
 std::unique_ptr<baseline> make_gemm_baseline(const task& t, const size_point& s, const baseline_buffers& b,
-                                             CUstream stream) {
+                                             CUstream) {
   try {
-    return std::make_unique<gemm_baseline>(t, s, b, stream);
+    return std::make_unique<gemm_baseline>(t, s, b);
   } catch (const std::exception& e) {
     return baselines_detail::make_unavailable("cuBLASLt GEMM", e.what());
   }

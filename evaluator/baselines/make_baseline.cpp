@@ -44,11 +44,22 @@ int64_t require_size(const size_point& s, const std::string& name) {
 }  // namespace baselines_detail
 
 std::unique_ptr<baseline> make_baseline(const task& t, const size_point& s, const baseline_buffers& b,
-                                        CUstream stream) {
-  if (t.baseline == "cublaslt") return make_gemm_baseline(t, s, b, stream);
-  if (t.baseline == "cudnn_sdpa_fwd" || t.baseline == "cudnn_sdpa_bwd")
-    return make_attention_baseline(t, s, b, stream);
-  return baselines_detail::make_unavailable(t.baseline, "unknown baseline '" + t.baseline + "' in task " + t.id);
+                                        CUstream stream, baseline_choice when) {
+  std::unique_ptr<baseline> made;
+  if (t.baseline == "cublaslt")
+    made = make_gemm_baseline(t, s, b, stream);
+  else if (t.baseline == "cudnn_sdpa_fwd" || t.baseline == "cudnn_sdpa_bwd")
+    made = make_attention_baseline(t, s, b, stream);
+  else
+    return baselines_detail::make_unavailable(t.baseline, "unknown baseline '" + t.baseline + "' in task " + t.id);
+  if (when == baseline_choice::now && made && made->available()) {
+    try {
+      made->choose(stream);
+    } catch (const std::exception& e) {
+      return baselines_detail::make_unavailable(made->name().empty() ? t.baseline : made->name(), e.what());
+    }
+  }
+  return made;
 }
 
 }  // namespace ptxbench

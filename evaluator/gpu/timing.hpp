@@ -14,8 +14,10 @@
 // budget ends. Medians are compared; inputs and guards are checked after the
 // loop; a time under the physical floor is flagged.
 //
-// Before the first sample the worker asks the supervisor for the GPU
-// (`w.await_go`), so that no other process of ours runs on it while timing.
+// Before choosing the baseline's plan and timing the first sample the worker
+// asks the supervisor for the GPU (`w.await_go`), so that no other process of
+// ours runs on it while anything is timed; after the last sample it says so
+// (`w.gpu_idle`): the checks that follow may share the GPU.
 #include <optional>
 
 #include "evaluator/api/evaluation.hpp"

@@ -178,6 +178,10 @@ job_outcome gpu_slot::run(const protocol::worker_job& job, std::string& restart_
         exclusive = true;
         std::lock_guard lock(m_usage_mutex);
         m_usage.timing_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+      }, [&] {  // the timed samples are over: the checks after them may share the GPU
+        if (!exclusive) return;
+        exclusive = false;
+        m_gate.unlock();
       });
     }
   } catch (...) {

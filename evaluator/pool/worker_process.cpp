@@ -189,14 +189,20 @@ job_outcome worker_process::run(const protocol::worker_job& job, const std::func
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded()) continue;
     std::string type = j.value("type", "");
+    const auto note = [&out](std::string what) {
+      if (out.trail.size() < 256) out.trail.push_back(std::move(what));
+    };
     if (type == "progress") {
       out.last = protocol::progress_from_json(j);
+      note(out.last.what);
       allowance_ms = out.last.limit_ms;
       deadline = clock_type::now() + std::chrono::milliseconds(int64_t(allowance_ms + k_slack_ms));
     } else if (type == "gpu_idle") {
+      note("gpu_idle");
       if (after_gpu) after_gpu();
     } else if (type == "ready_to_time") {
       if (before_gpu) before_gpu();
+      note("go");
       if (!protocol::write_line(m_to_worker, R"({"type":"go"})")) continue;  // its death shows as end of file
       deadline = clock_type::now() + std::chrono::milliseconds(int64_t(allowance_ms + k_slack_ms));
     } else if (type == "result") {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "evaluator/pool/protocol.hpp"
 
@@ -28,6 +29,10 @@ struct job_outcome {
   protocol::worker_result result;   // end == result
   std::string cause;                // end != result: "timeout after 2000 ms in launch 0 ..."
   protocol::worker_progress last;   // the last progress message seen
+  // What the worker said it was doing, in order, with "go" where it was let
+  // onto the GPU (ready_to_time answered) and "gpu_idle" where it said a GPU
+  // part was over; the first 256 entries.
+  std::vector<std::string> trail;
 };
 
 class worker_process {

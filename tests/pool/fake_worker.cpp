@@ -153,6 +153,13 @@ int main(int argc, char** argv) {
       const char* timed_ms = std::getenv("PTXBENCH_FAKE_TIMED_MS");
       std::this_thread::sleep_for(std::chrono::milliseconds(timed_ms && *timed_ms ? std::atoi(timed_ms) : 20));
       std::ofstream(arg, std::ios::app) << "T " << t0 << " " << now_us() << "\n";
+      // Like the real worker: the samples are over, the checks after them ("K") share the GPU.
+      send({{"type", "gpu_idle"}});
+      if (const char* check_ms = std::getenv("PTXBENCH_FAKE_CHECK_MS"); check_ms && *check_ms) {
+        auto t1 = now_us();
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(check_ms)));
+        std::ofstream(arg, std::ios::app) << "K " << t1 << " " << now_us() << "\n";
+      }
     }
     send(protocol::to_json(r));
   }

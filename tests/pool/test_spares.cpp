@@ -148,6 +148,28 @@ TEST_CASE("a counting pass holds the GPU only for its GPU parts - its set-up run
   CHECK_MESSAGE(setups_while_timing >= 1, "no pass's set-up ran while a job was timing: " << listing);
 }
 
+TEST_CASE("the checks after the timed samples share the GPU - a counting pass may run during them") {
+  scoped_env env;
+  const fs::path log = temp_log("after-timing");
+  env.set("PTXBENCH_FAKE_TIMED_MS", "100");
+  env.set("PTXBENCH_FAKE_CHECK_MS", "800");
+  env.set("PTXBENCH_FAKE_PASS_SETUP_MS", "150");
+  // A's passes begin when A's main job ends, as B's main job begins: their
+  // second GPU part comes ~150 ms later, inside B's 800 ms of checks.
+  const std::vector<span> spans = judge_timed(4, log);
+  int parts_during_checks = 0, checks = 0;
+  for (const span& k : spans) {
+    if (k.kind == 'T')
+      for (const span& s : spans)
+        if (s.kind == 'c' || s.kind == 'C') CHECK_MESSAGE(!overlap(k, s), "a counting pass's GPU part overlapped timing");
+    if (k.kind != 'K') continue;
+    ++checks;
+    for (const span& s : spans) parts_during_checks += (s.kind == 'c' || s.kind == 'C') && overlap(k, s);
+  }
+  CHECK(checks == 3);
+  CHECK_MESSAGE(parts_during_checks >= 1, "no counting pass ran during a main job's checks after its timed samples");
+}
+
 TEST_CASE("the evaluator reports how its GPU was used - busy time and jobs and passes and spare starts") {
   scoped_env env;
   local_evaluator_options o;
