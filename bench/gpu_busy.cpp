@@ -277,6 +277,17 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
   }
+  if (after.jobs > before.jobs) {
+    std::vector<std::pair<double, std::string>> phases;
+    for (const auto& [phase, s_total] : after.main_phase_s) {
+      const double earlier = before.main_phase_s.count(phase) ? before.main_phase_s.at(phase) : 0.0;
+      phases.push_back({1000 * (s_total - earlier) / double(after.jobs - before.jobs), phase});
+    }
+    std::sort(phases.rbegin(), phases.rend());
+    std::printf("  main-worker job phases (mean ms per job, longest first):");
+    for (size_t i = 0; i < phases.size() && i < 12; ++i) std::printf(" %s %.0f;", phases[i].second.c_str(), phases[i].first);
+    std::printf("\n");
+  }
   // Per task: stage times under load (mean ms) and the speedups measured
   // under load (compare with the same solution judged alone: timing must not
   // change with the load).

@@ -266,6 +266,9 @@ struct gpu_usage {
   double spare_start_s = 0;      // spare starts, fork to hello, summed
   double spare_gated_s = 0;      // the part of them that held the GPU (context, warm-up), summed
   std::map<std::string, double> spare_phase_s;  // the workers' own account of their starts, summed per phase
+  // Where the main worker's jobs spent their time, summed by the kind of step
+  // the worker reported ("inputs and references for seed", "waiting for the GPU", ...).
+  std::map<std::string, double> main_phase_s;
   double timing_wait_s = 0;      // timed runs waiting for the GPU to be theirs alone, summed
   uint64_t restarts = 0;         // main workers replaced
 };

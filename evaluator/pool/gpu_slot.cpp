@@ -195,6 +195,10 @@ job_outcome gpu_slot::run(const protocol::worker_job& job, std::string& restart_
     throw;
   }
   if (exclusive) m_gate.unlock();
+  if (!out.trail.empty()) {
+    std::lock_guard lock(m_usage_mutex);
+    for (const auto& [kind, ms] : trail_phases(out.trail, out.trail.back().at_ms)) m_usage.main_phase_s[kind] += ms / 1000.0;
+  }
   std::lock_guard lock(m_mutex);
   if (!ready || out.end != job_end::result || out.result.context_lost) ++m_restarts;
   return out;

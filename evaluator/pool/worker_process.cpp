@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -165,9 +166,11 @@ job_outcome worker_process::run(const protocol::worker_job& job, const std::func
     out.cause = "worker died before taking the job (" + reap_description() + ")" + stderr_tail();
     return out;
   }
+  const auto sent = clock_type::now();
   double allowance_ms = k_job_start_allowance_ms;
   auto deadline = clock_type::now() + std::chrono::milliseconds(int64_t(allowance_ms + k_slack_ms));
   std::string line;
+  out.trail.push_back({"sending the job", 0.0});
   while (true) {
     int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now()).count());
     auto st = m_reader->read_line(line, left > 0 ? left : 0);
@@ -189,8 +192,9 @@ job_outcome worker_process::run(const protocol::worker_job& job, const std::func
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded()) continue;
     std::string type = j.value("type", "");
-    const auto note = [&out](std::string what) {
-      if (out.trail.size() < 256) out.trail.push_back(std::move(what));
+    const auto note = [&out, sent](std::string what) {
+      if (out.trail.size() < 256)
+        out.trail.push_back({std::move(what), std::chrono::duration<double, std::milli>(clock_type::now() - sent).count()});
     };
     if (type == "progress") {
       out.last = protocol::progress_from_json(j);
@@ -201,11 +205,13 @@ job_outcome worker_process::run(const protocol::worker_job& job, const std::func
       note("gpu_idle");
       if (after_gpu) after_gpu();
     } else if (type == "ready_to_time") {
+      note("waiting for the GPU");
       if (before_gpu) before_gpu();
       note("go");
       if (!protocol::write_line(m_to_worker, R"({"type":"go"})")) continue;  // its death shows as end of file
       deadline = clock_type::now() + std::chrono::milliseconds(int64_t(allowance_ms + k_slack_ms));
     } else if (type == "result") {
+      note("result");
       out.end = job_end::result;
       out.result = protocol::result_from_json(j);
       // It exits by itself after a lost context or a counting pass; make sure
@@ -214,6 +220,20 @@ job_outcome worker_process::run(const protocol::worker_job& job, const std::func
       return out;
     }
   }
+}
+
+std::map<std::string, double> trail_phases(const std::vector<job_outcome::step>& trail, double end_ms) {
+  std::map<std::string, double> phases;
+  for (size_t i = 0; i < trail.size(); ++i) {
+    std::string kind = trail[i].what;
+    for (const char* cut : {" at ", " ("})
+      if (size_t at = kind.find(cut); at != std::string::npos) kind.resize(at);
+    for (char& c : kind)
+      if (c >= '0' && c <= '9') c = '#';
+    const double next = i + 1 < trail.size() ? trail[i + 1].at_ms : end_ms;
+    phases[kind] += std::max(0.0, next - trail[i].at_ms);
+  }
+  return phases;
 }
 
 void worker_process::kill_and_reap() {

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,11 +30,22 @@ struct job_outcome {
   protocol::worker_result result;   // end == result
   std::string cause;                // end != result: "timeout after 2000 ms in launch 0 ..."
   protocol::worker_progress last;   // the last progress message seen
-  // What the worker said it was doing, in order, with "go" where it was let
-  // onto the GPU (ready_to_time answered) and "gpu_idle" where it said a GPU
-  // part was over; the first 256 entries.
-  std::vector<std::string> trail;
+  // What the worker said it was doing, in order, with "waiting for the GPU"
+  // where it asked for the GPU (ready_to_time), "go" where it was answered and
+  // "gpu_idle" where it said a GPU part was over; the first 256 entries, each
+  // with its time since the job was sent.
+  struct step {
+    std::string what;
+    double at_ms = 0;
+  };
+  std::vector<step> trail;
 };
+
+// Where a job's time went, from its trail: the time from each step to the
+// next (the last one to `end_ms`), summed by the step's kind ("allocating
+// buffers at size M=384 ..." and "... at size M=4096 ..." are one kind:
+// the text before " at " or " (", digits as '#').
+std::map<std::string, double> trail_phases(const std::vector<job_outcome::step>& trail, double end_ms);
 
 class worker_process {
  public:

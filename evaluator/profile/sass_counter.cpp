@@ -150,6 +150,13 @@ void configure_device_once(uint32_t device_index) {
   if (!it->second.empty()) throw cupti_failure(it->second);
 }
 
+// $PTXBENCH_CUPTI_LAZY_PATCHING=0 asks CUPTI to patch every function when the
+// pass is enabled instead of at each function's first launch.
+bool lazy_patching() {
+  const char* v = std::getenv("PTXBENCH_CUPTI_LAZY_PATCHING");
+  return !(v && std::string(v) == "0");
+}
+
 }  // namespace
 
 sass_count_result count_executed_sass(CUcontext context, const std::function<void()>& work) {
@@ -172,7 +179,7 @@ sass_count_result count_executed_sass(CUcontext context, const std::function<voi
     configure_device_once(static_cast<uint32_t>(device));
     CUpti_SassMetricsEnable_Params enable{CUpti_SassMetricsEnable_Params_STRUCT_SIZE};
     enable.ctx = context;
-    enable.enableLazyPatching = 1;
+    enable.enableLazyPatching = lazy_patching() ? 1 : 0;
     check(cuptiSassMetricsEnable(&enable), "cuptiSassMetricsEnable");
     enabled = true;
     result.setup_ms = lap();

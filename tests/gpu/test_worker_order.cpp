@@ -47,15 +47,15 @@ protocol::worker_job solution_job(const std::string& task_id) {
   return job;
 }
 
-size_t position(const std::vector<std::string>& trail, const std::string& prefix) {
+size_t position(const std::vector<job_outcome::step>& trail, const std::string& prefix) {
   for (size_t i = 0; i < trail.size(); ++i)
-    if (trail[i].rfind(prefix, 0) == 0) return i;
+    if (trail[i].what.rfind(prefix, 0) == 0) return i;
   return trail.size();
 }
 
-std::string joined(const std::vector<std::string>& trail) {
+std::string joined(const std::vector<job_outcome::step>& trail) {
   std::string s;
-  for (const auto& t : trail) s += (s.empty() ? "" : " | ") + t;
+  for (const auto& t : trail) s += (s.empty() ? "" : " | ") + t.what;
   return s;
 }
 

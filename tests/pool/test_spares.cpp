@@ -15,6 +15,7 @@
 
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/local.hpp"
+#include "evaluator/pool/worker_process.hpp"
 #include "pool_support.hpp"
 
 using namespace ptxbench;
@@ -197,4 +198,23 @@ TEST_CASE("the evaluator reports how its GPU was used - busy time and jobs and p
   local_evaluator_options off;
   off.gpu_mode = "off";
   CHECK(make_local_evaluator(off)->usage().empty());
+}
+
+TEST_CASE("a job's trail adds up by kind of step - sizes and launch numbers folded") {
+  const std::vector<job_outcome::step> trail = {{"sending the job", 0},
+                                                {"allocating buffers at size M=384 N=256", 5},
+                                                {"allocating buffers at size M=4096 N=4096", 15},
+                                                {"launch 0 (gemm) at size M=4096", 20},
+                                                {"launch 1 (fixup) at size M=4096", 22},
+                                                {"waiting for the GPU", 30},
+                                                {"go", 80},
+                                                {"result", 100}};
+  const std::map<std::string, double> p = trail_phases(trail, 100);
+  CHECK(p.at("sending the job") == doctest::Approx(5));
+  CHECK(p.at("allocating buffers") == doctest::Approx(15));
+  CHECK(p.at("launch #") == doctest::Approx(10));
+  CHECK(p.at("waiting for the GPU") == doctest::Approx(50));
+  CHECK(p.at("go") == doctest::Approx(20));
+  CHECK(p.at("result") == doctest::Approx(0));
+  CHECK(p.size() == 6);
 }
