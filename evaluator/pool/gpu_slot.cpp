@@ -16,8 +16,9 @@ constexpr int k_max_spare_failures = 3;
 // while another job may time (only their warm-up waits for the GPU). Off by
 // default: measured on the H200 (docs/gpu-runs.md, 2026-12-03), it raised the
 // 64-trajectory throughput (67 -> 71 per minute) but timed the attention
-// forward solution at up to 1.50x-1.53x (median 1.01x) under load, against a
-// clean 1.005-1.012x with the context made inside the gate.
+// forward solution at up to 1.48x-1.70x (median 1.00x) under load, its cuDNN
+// baseline slow for a whole evaluation, against a clean 0.996-1.002x with the
+// context made inside the gate.
 bool context_ungated() {
   const char* v = std::getenv("PTXBENCH_UNGATED_CONTEXT");
   return v && std::string(v) == "1";
