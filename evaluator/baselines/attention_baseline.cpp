@@ -83,6 +83,26 @@ class attention_baseline final : public baseline {
     for (const auto& p : plans) workspace = std::max(workspace, p.workspace_bytes);
     m_workspace = device_buffer(static_cast<size_t>(workspace));
 
+    m_plans = std::move(plans);
+    m_backward = backward;
+    m_shape = shape;
+    bind_pointers(b);
+  }
+
+  bool bind(const baseline_buffers& b) override {
+    bind_pointers(b);
+    if (m_variant_pack)
+      m_variant_pack = std::make_shared<cudnn::descriptor>(cudnn::make_variant_pack(m_uids, m_pointers, m_workspace.ptr()));
+    return true;
+  }
+
+  void choose(CUstream stream) override {
+    choose_plan(m_plans, m_uids, m_pointers, stream);
+    describe(m_backward, m_shape, static_cast<int>(m_plans.size()));
+  }
+
+ private:
+  void bind_pointers(const baseline_buffers& b) {
     std::vector<int64_t> uids;
     std::vector<void*> pointers;
     for (const auto& [tensor, uid] : m_io.uids) {
@@ -101,18 +121,11 @@ class attention_baseline final : public baseline {
       uids.push_back(m_io.dq_accum);
       pointers.push_back(m_dq_accum.ptr());
     }
-    m_plans = std::move(plans);
     m_uids = std::move(uids);
     m_pointers = std::move(pointers);
-    m_backward = backward;
-    m_shape = shape;
   }
 
-  void choose(CUstream stream) override {
-    choose_plan(m_plans, m_uids, m_pointers, stream);
-    describe(m_backward, m_shape, static_cast<int>(m_plans.size()));
-  }
-
+ public:
   bool available() const override { return true; }
   std::string why_not() const override { return {}; }
   std::string name() const override { return m_name; }

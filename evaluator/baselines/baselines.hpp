@@ -27,6 +27,9 @@ class baseline {
   // work can keep a slow plan (on the H200 under load, a cuDNN backward
   // engine ~2.5x slower than the one chosen alone). No-op when there is none.
   virtual void choose(CUstream stream) { (void)stream; }
+  // Points the baseline at other buffers of the same shapes (a later
+  // evaluation's), keeping its chosen plan. False when it cannot.
+  virtual bool bind(const struct baseline_buffers& b) { (void)b; return false; }
   // Runs once, asynchronously on `stream`, with the chosen plan (choose()
   // must have run). Buffers are given by task tensor name.
   virtual void run(CUstream stream) = 0;

@@ -78,6 +78,12 @@ class gemm_baseline final : public baseline {
   std::string why_not() const override { return {}; }
   std::string name() const override { return m_name; }
 
+  bool bind(const baseline_buffers& b) override {
+    m_a = reinterpret_cast<const void*>(baselines_detail::require_buffer(b, "A"));
+    m_b = reinterpret_cast<const void*>(baselines_detail::require_buffer(b, "B"));
+    m_c = reinterpret_cast<void*>(baselines_detail::require_buffer(b, "C"));
+    return true;
+  }
   void choose(CUstream stream) override {
     choose_algorithm(stream);
     m_chosen = true;

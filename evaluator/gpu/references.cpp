@@ -149,6 +149,27 @@ bool reference_cache::intact(const reference_set& set) {
 void reference_cache::clear() {
   m_cache.clear();
   m_bytes = 0;
+  m_kept.clear();
+}
+
+std::shared_ptr<void> reference_cache::kept(const std::string& key) const {
+  for (const auto& [k, v] : m_kept)
+    if (k == key) return v;
+  return nullptr;
+}
+
+void reference_cache::keep(const std::string& key, std::shared_ptr<void> value) {
+  forget(key);
+  if (m_kept.size() >= k_max_kept) m_kept.erase(m_kept.begin());
+  m_kept.emplace_back(key, std::move(value));
+}
+
+void reference_cache::forget(const std::string& key) {
+  for (auto it = m_kept.begin(); it != m_kept.end(); ++it)
+    if (it->first == key) {
+      m_kept.erase(it);
+      return;
+    }
 }
 
 void reference_cache::compute(const task& t, const size_point& sz, const std::map<std::string, CUdeviceptr>& tensors,

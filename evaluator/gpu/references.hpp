@@ -17,6 +17,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "evaluator/api/task.hpp"
 #include "evaluator/gpu/device_memory.hpp"
@@ -42,8 +44,15 @@ class reference_cache {
   // True when every buffer of `set` still matches its checksum. Synchronises.
   bool intact(const reference_set& set);
   // Drops every cached reference (after a candidate wrote where it must not,
-  // or lost its context).
+  // or lost its context), and everything kept beside them.
   void clear();
+  // Other state of this worker that lives in device memory between jobs (the
+  // timing's baseline libraries with their chosen plans), by key; dropped
+  // with the references. At most `k_max_kept` entries (the oldest goes).
+  static constexpr size_t k_max_kept = 8;
+  std::shared_ptr<void> kept(const std::string& key) const;
+  void keep(const std::string& key, std::shared_ptr<void> value);
+  void forget(const std::string& key);
 
  private:
   void compute(const task& t, const size_point& s, const std::map<std::string, CUdeviceptr>& tensors,
@@ -51,6 +60,7 @@ class reference_cache {
   worker_state& m_w;
   std::map<std::string, std::shared_ptr<reference_set>> m_cache;
   size_t m_bytes = 0;
+  std::vector<std::pair<std::string, std::shared_ptr<void>>> m_kept;  // oldest first
 };
 
 // Writes the inputs of `seed` (every input tensor drawn from its

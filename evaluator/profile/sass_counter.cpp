@@ -150,13 +150,6 @@ void configure_device_once(uint32_t device_index) {
   if (!it->second.empty()) throw cupti_failure(it->second);
 }
 
-// $PTXBENCH_CUPTI_LAZY_PATCHING=0 asks CUPTI to patch every function when the
-// pass is enabled instead of at each function's first launch.
-bool lazy_patching() {
-  const char* v = std::getenv("PTXBENCH_CUPTI_LAZY_PATCHING");
-  return !(v && std::string(v) == "0");
-}
-
 }  // namespace
 
 sass_count_result count_executed_sass(CUcontext context, const std::function<void()>& work) {
@@ -179,7 +172,9 @@ sass_count_result count_executed_sass(CUcontext context, const std::function<voi
     configure_device_once(static_cast<uint32_t>(device));
     CUpti_SassMetricsEnable_Params enable{CUpti_SassMetricsEnable_Params_STRUCT_SIZE};
     enable.ctx = context;
-    enable.enableLazyPatching = lazy_patching() ? 1 : 0;
+    // Lazy patching is required: with it off, even a process's first pass
+    // recorded nothing (H200, CUPTI 13.0, docs/gpu-runs.md 2026-12-03).
+    enable.enableLazyPatching = 1;
     check(cuptiSassMetricsEnable(&enable), "cuptiSassMetricsEnable");
     enabled = true;
     result.setup_ms = lap();

@@ -86,3 +86,33 @@ TEST_CASE("main job: the baseline's plan is chosen and the samples are timed onl
     CHECK_MESSAGE(r.performance->speedup > 0, (r.stages.count(stage::performance) ? r.stages.at(stage::performance).reason : std::string("no performance stage")));
   }
 }
+
+TEST_CASE("main job: a later evaluation on the same worker binds the kept baseline - same plan, no new choice") {
+  require_gpu();
+  for (const char* id : {"gemm_bf16_wgmma_tma", "attention_fwd_bf16_wgmma"}) {
+    CAPTURE(id);
+    worker_process w(worker_path(), 0);
+    const worker_start s = w.start(120000);
+    REQUIRE_MESSAGE(s.ok, s.error);
+    const job_outcome first = w.run(solution_job(id), [] {});
+    protocol::worker_job again = solution_job(id);
+    again.id = 2;
+    again.timing_seed = 4;
+    const job_outcome second = w.run(again, [] {});
+    REQUIRE_MESSAGE(first.end == job_end::result, first.cause);
+    REQUIRE_MESSAGE(second.end == job_end::result, second.cause);
+    INFO("first: " << joined(first.trail));
+    INFO("second: " << joined(second.trail));
+    CHECK(position(first.trail, "setting up the baseline") < first.trail.size());
+    CHECK(position(second.trail, "binding the kept baseline") < second.trail.size());
+    CHECK(position(second.trail, "setting up the baseline") == second.trail.size());
+    CHECK(position(second.trail, "choosing the baseline's plan") == second.trail.size());
+    const auto& p1 = first.result.partial.performance;
+    const auto& p2 = second.result.partial.performance;
+    REQUIRE(p1.has_value());
+    REQUIRE(p2.has_value());
+    CHECK(p1->baseline_name == p2->baseline_name);
+    CHECK(p2->speedup > 0);
+    CHECK(p2->baseline_ms == doctest::Approx(p1->baseline_ms).epsilon(0.05));
+  }
+}
