@@ -61,7 +61,7 @@ std::string joined(const std::vector<job_outcome::step>& trail) {
 
 }  // namespace
 
-TEST_CASE("main job: the baseline's plan is chosen and the samples are timed only after the go") {
+TEST_CASE("main job: the baseline plan is chosen and the samples are timed only after the go") {
   require_gpu();
   for (const char* id : {"gemm_bf16_wgmma_tma", "attention_bwd_bf16_wgmma"}) {
     CAPTURE(id);
@@ -87,7 +87,7 @@ TEST_CASE("main job: the baseline's plan is chosen and the samples are timed onl
   }
 }
 
-TEST_CASE("main job: a later evaluation on the same worker binds the kept baseline - same plan, no new choice") {
+TEST_CASE("main job: a later evaluation on the same worker binds the kept baseline - same plan and no new choice") {
   require_gpu();
   for (const char* id : {"gemm_bf16_wgmma_tma", "attention_fwd_bf16_wgmma"}) {
     CAPTURE(id);
