@@ -68,7 +68,11 @@ nlohmann::json stage_row(const std::string& label, const evaluation_result& r) {
     }
     std::printf("]");
   }
+  std::printf("\n      timeline (ms):");
+  for (const auto& step : r.timeline) std::printf(" %.0f %s |", step.at_ms, step.what.c_str());
   std::printf("\n");
+  j["timeline"] = nlohmann::json::array();
+  for (const auto& step : r.timeline) j["timeline"].push_back({step.what, step.at_ms});
   j["instructions_static_ms"] = r.instructions.static_ms;
   j["counting"] = nlohmann::json::array();
   for (const auto& p : r.instructions.counting)

@@ -144,6 +144,8 @@ nlohmann::json to_json(const evaluation_result& r) {
   j["evaluator_version"] = r.evaluator_version;
   j["gpu"] = r.gpu;
   j["total_ms"] = r.total_ms;
+  j["timeline"] = nlohmann::json::array();
+  for (const auto& step : r.timeline) j["timeline"].push_back({step.what, step.at_ms});
   // The three seed metrics, flat, for readers that want only them.
   j["correct"] = r.correct();
   j["instructions_executed"] = r.instructions_executed();
@@ -196,6 +198,13 @@ evaluation_result evaluation_result_from_json(const nlohmann::json& j) {
     r.evaluator_version = j.value("evaluator_version", "");
     r.gpu = j.value("gpu", "");
     r.total_ms = j.contains("total_ms") && j["total_ms"].is_number() ? j["total_ms"].get<double>() : 0.0;
+    // Informational: malformed steps are skipped, never an error; bounded.
+    if (j.contains("timeline") && j["timeline"].is_array())
+      for (const auto& step : j["timeline"]) {
+        if (r.timeline.size() >= evaluation_result::k_timeline_steps) break;
+        if (step.is_array() && step.size() == 2 && step[0].is_string() && step[1].is_number())
+          r.timeline.push_back({step[0].get<std::string>().substr(0, 200), step[1].get<double>()});
+      }
   } catch (const nlohmann::json::exception& e) {
     throw input_error(std::string("evaluation result JSON: ") + e.what());
   }

@@ -208,6 +208,14 @@ struct evaluation_request {
   double timing_budget_ms = 1500;
 };
 
+// One step of an evaluation, at its time since the evaluation started
+// (the supervisor's clock): "compiled", "main job sent", the main worker's
+// own steps as "main: <what it said>", "counting passes started", ...
+struct timeline_step {
+  std::string what;
+  double at_ms = 0;
+};
+
 struct evaluation_result {
   stage verdict = stage::format;   // first failing stage; meaningful only when !passed
   bool passed = false;             // every stage passed
@@ -222,6 +230,9 @@ struct evaluation_result {
   std::string evaluator_version;
   std::string gpu;                 // "NVIDIA H200 (sm_90)" or "none"
   double total_ms = 0.0;
+  // Where the time went, in order (at most k_timeline_steps entries).
+  std::vector<timeline_step> timeline;
+  static constexpr size_t k_timeline_steps = 512;
 
   // The three seed metrics of every result.
   bool correct() const;                 // correctness stage passed

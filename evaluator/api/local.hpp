@@ -16,6 +16,11 @@ struct local_evaluator_options {
   // Spare workers kept ready per GPU for the executed-instruction passes;
   // -1 = $PTXBENCH_SPARE_WORKERS, else 4.
   int spare_workers = -1;
+  // Counting passes beside the main job when the GPU is otherwise idle
+  // (nobody waiting, a spare ready for each pass): lower latency, at the cost
+  // of the passes of a candidate that then fails correctness. -1 =
+  // $PTXBENCH_SPECULATIVE_COUNTING (0 or 1), else on.
+  int speculative_counting = -1;
 };
 
 // Never throws for a missing GPU or driver: such an evaluator reports the GPU

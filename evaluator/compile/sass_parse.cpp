@@ -29,38 +29,67 @@ sass_instruction make_sass_instruction(std::string function, uint64_t offset, co
   return inst;
 }
 
+// nvdisasm's JSON: [header, [function, ...]], each function with its name,
+// "start" and "length" in bytes and one entry per 16-byte instruction. A
+// kernel's "length" may span device subroutines that follow it in the list as
+// functions of their own (nvdisasm 13.0: `$__internal_..._slowpath` inside
+// attention forward's section); they are read as the text listing reads them,
+// part of the kernel's section, at their offset from its start. A span the
+// listed instructions do not fill exactly is refused: offsets would be wrong.
 std::optional<std::vector<sass_instruction>> parse_nvdisasm_json(const std::string& json_text) {
   const nlohmann::json doc = nlohmann::json::parse(json_text, nullptr, false);
   if (doc.is_discarded() || !doc.is_array()) return std::nullopt;
-  std::vector<sass_instruction> out;
-  bool found_functions = false;
+  struct listed {
+    std::string name;
+    std::optional<uint64_t> start, length;
+    const nlohmann::json* instructions;
+  };
+  std::vector<listed> functions;
   for (const nlohmann::json& part : doc) {
     if (!part.is_array()) continue;
     for (const nlohmann::json& function : part) {
       if (!function.is_object() || !function.contains("function-name") || !function.contains("sass-instructions")) {
         continue;
       }
-      found_functions = true;
-      if (!function["function-name"].is_string()) return std::nullopt;
-      const std::string name = function["function-name"].get<std::string>();
-      const nlohmann::json& instructions = function["sass-instructions"];
-      if (!instructions.is_array()) return std::nullopt;
-      if (function.contains("length") && function["length"].is_number_unsigned() &&
-          function["length"].get<uint64_t>() != instructions.size() * sass_instruction_bytes) {
-        return std::nullopt;  // not one entry per 16-byte instruction: offsets would be wrong
-      }
-      uint64_t offset = 0;
-      for (const nlohmann::json& inst : instructions) {
-        auto text_of = [&](const char* key) {
-          return inst.contains(key) && inst[key].is_string() ? inst[key].get<std::string>() : std::string();
-        };
-        out.push_back(
-            make_sass_instruction(name, offset, text_of("predicate"), text_of("opcode"), text_of("operands")));
-        offset += sass_instruction_bytes;
-      }
+      if (!function["function-name"].is_string() || !function["sass-instructions"].is_array()) return std::nullopt;
+      listed f{function["function-name"].get<std::string>(), std::nullopt, std::nullopt, &function["sass-instructions"]};
+      if (function.contains("start") && function["start"].is_number_unsigned()) f.start = function["start"].get<uint64_t>();
+      if (function.contains("length") && function["length"].is_number_unsigned())
+        f.length = function["length"].get<uint64_t>();
+      functions.push_back(std::move(f));
     }
   }
-  if (!found_functions) return std::nullopt;
+  if (functions.empty()) return std::nullopt;
+  std::vector<sass_instruction> out;
+  const auto add = [&out](const std::string& name, uint64_t first_offset, const nlohmann::json& instructions) {
+    uint64_t offset = first_offset;
+    for (const nlohmann::json& inst : instructions) {
+      auto text_of = [&](const char* key) {
+        return inst.contains(key) && inst[key].is_string() ? inst[key].get<std::string>() : std::string();
+      };
+      out.push_back(make_sass_instruction(name, offset, text_of("predicate"), text_of("opcode"), text_of("operands")));
+      offset += sass_instruction_bytes;
+    }
+  };
+  for (size_t i = 0; i < functions.size(); ++i) {
+    const listed& f = functions[i];
+    const uint64_t own = f.instructions->size() * sass_instruction_bytes;
+    add(f.name, 0, *f.instructions);
+    if (!f.length || *f.length == own) continue;
+    if (!f.start || *f.length < own) return std::nullopt;
+    // The rest of the span: the subroutines listed next, back to back.
+    uint64_t next = *f.start + own;
+    const uint64_t end = *f.start + *f.length;
+    while (next < end) {
+      if (++i >= functions.size()) return std::nullopt;
+      const listed& sub = functions[i];
+      const uint64_t bytes = sub.instructions->size() * sass_instruction_bytes;
+      if (!sub.start || *sub.start != next || bytes == 0 || (sub.length && *sub.length != bytes)) return std::nullopt;
+      add(f.name, next - *f.start, *sub.instructions);
+      next += bytes;
+    }
+    if (next != end) return std::nullopt;
+  }
   return out;
 }
 

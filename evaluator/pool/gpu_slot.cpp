@@ -303,6 +303,11 @@ job_outcome gpu_slot::count(const protocol::worker_job& job, std::string& start_
   return out;
 }
 
+int gpu_slot::ready_spares() {
+  std::lock_guard lock(m_spare_mutex);
+  return int(m_spares.size());
+}
+
 int gpu_slot::queued() const {
   std::lock_guard lock(m_mutex);
   return int(m_next_ticket - m_serving);

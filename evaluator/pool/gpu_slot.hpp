@@ -69,6 +69,7 @@ class gpu_slot {
   void replace_worker();
 
   int queued() const;  // jobs waiting or running on the main worker
+  int ready_spares();  // spare workers started and waiting for a pass
   protocol::worker_hello hello() const;
   int device() const { return m_device; }
   int restarts() const;

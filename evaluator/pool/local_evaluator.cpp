@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -70,6 +71,14 @@ struct static_part {
   sass_listing sass;
   instruction_report report;
   double ms = 0.0;
+  std::chrono::steady_clock::time_point done{};
+};
+
+// A counting pass's steps for the evaluation's timeline.
+struct pass_steps {
+  std::string who;  // "count <size slot>.<launch>: "
+  std::chrono::steady_clock::time_point asked{};
+  job_outcome outcome;  // trail and sent_at only
 };
 
 // The CUDA_VISIBLE_DEVICES value of each of `count` GPU slots: the entries of
@@ -104,6 +113,12 @@ int spare_workers(const local_evaluator_options& o) {
   return 4;
 }
 
+bool speculative_counting(const local_evaluator_options& o) {
+  if (o.speculative_counting >= 0) return o.speculative_counting != 0;
+  if (const char* env = std::getenv("PTXBENCH_SPECULATIVE_COUNTING"); env && *env) return std::string(env) != "0";
+  return true;
+}
+
 // The smallest size (by tensor volume) and the timed one: where executed
 // instructions are counted. One entry when they are the same size.
 std::vector<int> counted_size_indexes(const task& t) {
@@ -123,7 +138,8 @@ std::vector<int> counted_size_indexes(const task& t) {
 
 class local_evaluator final : public evaluator {
  public:
-  explicit local_evaluator(const local_evaluator_options& o) : m_spares(spare_workers(o)) {
+  explicit local_evaluator(const local_evaluator_options& o)
+      : m_spares(spare_workers(o)), m_speculative_counting(speculative_counting(o)) {
     // A worker that dies while we write to it must not kill the supervisor.
     ::signal(SIGPIPE, SIG_IGN);
     if (o.gpu_mode == "off") {
@@ -184,13 +200,16 @@ class local_evaluator final : public evaluator {
     r.gpu = gpu_description();
     for (int i = 0; i < stage_count; ++i) r.stages[stage(i)] = stage_outcome{stage_status::not_run, "", 0.0};
     try {
-      run_stages(req, r);
+      run_stages(req, r, t0);
     } catch (const std::exception& e) {
       // Infrastructure failure inside this evaluation: reported, not a verdict on the candidate.
       r.stages[stage::runtime] = {stage_status::error, std::string("evaluator error: ") + e.what(), 0.0};
     }
     finish_verdict(r);
     r.total_ms = ms_since(t0);
+    note(r, t0, "done");
+    std::stable_sort(r.timeline.begin(), r.timeline.end(),
+                     [](const timeline_step& a, const timeline_step& b) { return a.at_ms < b.at_ms; });
     return r;
   }
 
@@ -214,7 +233,23 @@ class local_evaluator final : public evaluator {
     r.seeds.counting = draw_seed(taken);
   }
 
-  void run_stages(const evaluation_request& req, evaluation_result& r) {
+  // Adds a step to the result's timeline (bounded), at `at` (default now).
+  static void note(evaluation_result& r, clock_type::time_point start, std::string what,
+                   clock_type::time_point at = clock_type::now()) {
+    if (r.timeline.size() >= evaluation_result::k_timeline_steps) return;
+    r.timeline.push_back({std::move(what), std::chrono::duration<double, std::milli>(at - start).count()});
+  }
+
+  // The steps of a worker's job, from its trail, prefixed with `who`.
+  static void note_trail(evaluation_result& r, clock_type::time_point start, const std::string& who,
+                         const job_outcome& o) {
+    if (o.sent_at == clock_type::time_point{}) return;
+    for (const auto& step : o.trail)
+      note(r, start, who + step.what,
+           o.sent_at + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double, std::milli>(step.at_ms)));
+  }
+
+  void run_stages(const evaluation_request& req, evaluation_result& r, clock_type::time_point start) {
     auto t0 = clock_type::now();
     choose_seeds(req, r);
     manifest m;
@@ -239,9 +274,11 @@ class local_evaluator final : public evaluator {
       for (const auto& p : problems) problem += (problem.empty() ? "" : "; ") + p;
     }
     r.stages[stage::format] = {problem.empty() ? stage_status::passed : stage_status::failed, problem, ms_since(t0)};
+    note(r, start, "format checked");
     if (!problem.empty()) return;
 
     compiled_module cm = compile_ptx(req.ptx, req.t.arch);
+    note(r, start, cm.ok ? "compiled" : "compile failed");
     r.compile = cm.report;
     r.stages[stage::compile] = {cm.ok ? stage_status::passed : stage_status::failed,
                                 cm.ok ? "" : compile_headline(cm.report), cm.time_ms};
@@ -254,11 +291,13 @@ class local_evaluator final : public evaluator {
       p.sass = disassemble(cm.cubin);
       p.report = static_instruction_check(req.t, req.ptx, p.sass);
       p.ms = ms_since(t);
+      p.done = clock_type::now();
       return p;
     });
     std::string why_not = gpu_unavailable_reason(req);
     if (!why_not.empty()) {
       static_part p = static_check.get();
+      note(r, start, "static check done", p.done);
       r.instructions = p.report;
       for (stage s : {stage::runtime, stage::correctness, stage::performance})
         r.stages[s] = {stage_status::not_run, why_not, 0.0};
@@ -266,7 +305,7 @@ class local_evaluator final : public evaluator {
       r.stages[stage::instructions].time_ms = p.ms;
       return;
     }
-    run_on_gpu(req, m, cm, static_check, r);
+    run_on_gpu(req, m, cm, static_check, r, start);
   }
 
   std::string gpu_unavailable_reason(const evaluation_request& req) const {
@@ -302,12 +341,12 @@ class local_evaluator final : public evaluator {
   // `output_error` is set when a counted run computed a wrong result.
   std::string count_instructions(gpu_slot& slot, const protocol::worker_job& main, const manifest& m,
                                  std::vector<size_counts>& counted, std::string& output_error,
-                                 std::vector<counting_pass_time>& times) {
+                                 std::vector<counting_pass_time>& times, std::vector<pass_steps>& steps) {
     std::vector<int> sizes = counted_size_indexes(main.t);
     struct pass {
       size_t size_slot;
       int launch;
-      std::future<std::tuple<job_outcome, std::string, double>> result;
+      std::future<std::tuple<job_outcome, std::string, double, clock_type::time_point>> result;
     };
     std::vector<pass> passes;
     counted.clear();
@@ -324,13 +363,13 @@ class local_evaluator final : public evaluator {
                             std::string err;
                             const auto t0 = clock_type::now();
                             job_outcome o = slot.count(job, err);
-                            return std::make_tuple(std::move(o), err, ms_since(t0));
+                            return std::make_tuple(std::move(o), err, ms_since(t0), t0);
                           })});
       }
     }
     std::string error;
     for (auto& p : passes) {
-      auto [out, start_error, wall_ms] = p.result.get();
+      auto [out, start_error, wall_ms, asked] = p.result.get();
       times.push_back({counted[p.size_slot].size, p.launch, wall_ms, out.result.dynamic.time_ms,
                        out.result.dynamic.phase_ms});
       std::string why = !start_error.empty()                 ? start_error
@@ -339,6 +378,12 @@ class local_evaluator final : public evaluator {
                                                              : "";
       const std::string where = "counting launch " + std::to_string(p.launch) + " (" +
                                 m.launches[size_t(p.launch)].kernel + ") at " + counted[p.size_slot].size;
+      {
+        pass_steps ps{"count " + std::to_string(p.size_slot) + "." + std::to_string(p.launch) + ": ", asked, {}};
+        ps.outcome.trail = out.trail;
+        ps.outcome.sent_at = out.sent_at;
+        steps.push_back(std::move(ps));
+      }
       if (!why.empty() && error.empty()) error = where + ": " + why;
       if (why.empty() && !out.result.dynamic.output_error.empty() && output_error.empty())
         output_error = out.result.dynamic.output_error;
@@ -350,7 +395,7 @@ class local_evaluator final : public evaluator {
 
 
   void run_on_gpu(const evaluation_request& req, const manifest& m, const compiled_module& cm,
-                  std::future<static_part>& static_check, evaluation_result& r) {
+                  std::future<static_part>& static_check, evaluation_result& r, clock_type::time_point start) {
     protocol::worker_job job;
     job.id = ++m_job_ids;
     job.t = req.t;
@@ -364,35 +409,55 @@ class local_evaluator final : public evaluator {
     job.time_limit_ms = req.time_limit_ms;
     job.timing_budget_ms = req.timing_budget_ms;
 
-    // The next idle GPU takes the main job (slot_queue); its counting passes
-    // run on that GPU's spares after the main worker is free for the next job.
-    std::optional<slot_queue::lease> held;
-    held.emplace(*m_queue);
-    gpu_slot& slot = *m_slots[held->slot()];
-    std::string restart_error;
-    job_outcome out = run_main(slot, job, restart_error);
-    held.reset();
-    r.gpu = gpu_description();
-    // The counting passes start now, while the static check (nvdisasm, the
-    // longer of the two on the H200: 600-700 ms for a GEMM cubin against
-    // ~400 ms of counting) may still run, when the main job got through
-    // correctness and the PTX names every target. The static check still
-    // decides: without a target in the SASS the counts are not used.
+    // The counting passes are worth running when the PTX names every target
+    // (a cheap guess; the static check, running meanwhile, still decides:
+    // without a target in the SASS the counts are not used).
     struct early_counts {
       std::vector<size_counts> counted;
       std::string missing, output_error;
       std::vector<counting_pass_time> times;
+      std::vector<pass_steps> steps;
     };
     std::future<early_counts> early;
-    if (restart_error.empty() && out.end == job_end::result && !req.t.target_instructions.empty() &&
-        stage_passed(out.result.partial, stage::runtime) && stage_passed(out.result.partial, stage::correctness) &&
-        ptx_names_targets(req.ptx, req.t))
-      early = std::async(std::launch::async, [this, &slot, &job, &m] {
+    const bool worth_counting = !req.t.target_instructions.empty() && ptx_names_targets(req.ptx, req.t);
+    const protocol::worker_job count_job = job;  // run_main may renumber `job` while the passes read theirs
+    const auto start_counting = [&](gpu_slot& slot) {
+      return std::async(std::launch::async, [this, &slot, &count_job, &m] {
         early_counts c;
-        c.missing = count_instructions(slot, job, m, c.counted, c.output_error, c.times);
+        c.missing = count_instructions(slot, count_job, m, c.counted, c.output_error, c.times, c.steps);
         return c;
       });
+    };
+
+    // The next idle GPU takes the main job (slot_queue).
+    note(r, start, "waiting for a GPU");
+    std::optional<slot_queue::lease> held;
+    held.emplace(*m_queue);
+    gpu_slot& slot = *m_slots[held->slot()];
+    note(r, start, "GPU " + std::to_string(slot.device()) + " taken");
+    // With nobody else waiting and a spare ready for every pass, the passes
+    // run beside the main job (speculatively: a candidate that then fails
+    // correctness has spent its spares); otherwise after it, once it is correct.
+    if (worth_counting && m_speculative_counting && m_queue->waiting() == 0 &&
+        slot.ready_spares() >= int(counted_size_indexes(req.t).size() * m.launches.size())) {
+      early = start_counting(slot);
+      note(r, start, "counting passes started beside the main job");
+    }
+    std::string restart_error;
+    job_outcome out = run_main(slot, job, restart_error);
+    note_trail(r, start, "main: ", out);
+    note(r, start, "main job done");
+    held.reset();
+    r.gpu = gpu_description();
+    // After the main job the passes start while the static check (nvdisasm,
+    // ~0.4 s of fixed start-up on the H200) may still run.
+    if (!early.valid() && restart_error.empty() && out.end == job_end::result && worth_counting &&
+        stage_passed(out.result.partial, stage::runtime) && stage_passed(out.result.partial, stage::correctness)) {
+      early = start_counting(slot);
+      note(r, start, "counting passes started");
+    }
     static_part p = static_check.get();
+    note(r, start, "static check done", p.done);
     const auto static_done = clock_type::now();
     r.instructions = p.report;
     r.instructions.static_ms = p.ms;
@@ -426,6 +491,7 @@ class local_evaluator final : public evaluator {
         std::string output_error;
         if (early.valid()) {
           early_counts c = early.get();
+          note_passes(r, start, c.steps);
           counted = std::move(c.counted);
           missing = std::move(c.missing);
           output_error = std::move(c.output_error);
@@ -434,7 +500,10 @@ class local_evaluator final : public evaluator {
           r.stages[stage::instructions].time_ms += ms_since(static_done);
         } else {
           auto t0 = clock_type::now();
-          missing = count_instructions(slot, job, m, counted, output_error, r.instructions.counting);
+          note(r, start, "counting passes started");
+          std::vector<pass_steps> steps;
+          missing = count_instructions(slot, job, m, counted, output_error, r.instructions.counting, steps);
+          note_passes(r, start, steps);
           r.stages[stage::instructions].time_ms += ms_since(t0);
         }
         if (!output_error.empty()) {
@@ -448,6 +517,15 @@ class local_evaluator final : public evaluator {
     }
     if (early.valid()) early.wait();  // counts not used (the static check failed): the passes still finish first
     decide_instructions(r, p.sass, req.t, counted, missing);
+  }
+
+  // Each pass's steps, then the passes' end; the timeline is kept in time order.
+  static void note_passes(evaluation_result& r, clock_type::time_point start, const std::vector<pass_steps>& steps) {
+    for (const auto& ps : steps) {
+      note(r, start, ps.who + "asked for a spare", ps.asked);
+      note_trail(r, start, ps.who, ps.outcome);
+    }
+    note(r, start, "counts collected");
   }
 
   static bool stage_passed(const evaluation_result& r, stage s) {
@@ -464,6 +542,7 @@ class local_evaluator final : public evaluator {
   }
 
   int m_spares;
+  bool m_speculative_counting;
   std::vector<std::unique_ptr<gpu_slot>> m_slots;
   std::unique_ptr<slot_queue> m_queue;
   std::string m_no_gpu_reason;

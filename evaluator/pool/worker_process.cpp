@@ -167,6 +167,7 @@ job_outcome worker_process::run(const protocol::worker_job& job, const std::func
     return out;
   }
   const auto sent = clock_type::now();
+  out.sent_at = sent;
   double allowance_ms = k_job_start_allowance_ms;
   auto deadline = clock_type::now() + std::chrono::milliseconds(int64_t(allowance_ms + k_slack_ms));
   std::string line;

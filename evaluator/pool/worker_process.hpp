@@ -7,6 +7,7 @@
 // Not thread-safe: the owning gpu slot serialises calls.
 #include <sys/types.h>
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -39,6 +40,7 @@ struct job_outcome {
     double at_ms = 0;
   };
   std::vector<step> trail;
+  std::chrono::steady_clock::time_point sent_at{};  // when the job was written to the worker (trail's 0)
 };
 
 // Where a job's time went, from its trail: the time from each step to the

@@ -153,6 +153,13 @@ void configure_device_once(uint32_t device_index) {
 }  // namespace
 
 sass_count_result count_executed_sass(CUcontext context, const std::function<void()>& work) {
+  sass_count_result r = count_executed_sass_segments(context, [&](const std::function<void()>&) { work(); });
+  r.segments.clear();
+  return r;
+}
+
+sass_count_result count_executed_sass_segments(CUcontext context,
+                                               const std::function<void(const std::function<void()>& mark)>& work) {
   sass_count_result result;
   bool enabled = false;
   using clock = std::chrono::steady_clock;
@@ -178,14 +185,21 @@ sass_count_result count_executed_sass(CUcontext context, const std::function<voi
     check(cuptiSassMetricsEnable(&enable), "cuptiSassMetricsEnable");
     enabled = true;
     result.setup_ms = lap();
+    const auto mark_segment = [&] {
+      if (cuCtxSynchronize() != CUDA_SUCCESS) throw cupti_failure("cuCtxSynchronize before a flush failed");
+      result.segments.push_back(flush(context));
+    };
     try {
-      work();
+      work(mark_segment);
+    } catch (const cupti_failure&) {
+      throw;
     } catch (const std::exception& e) {
       throw cupti_failure(std::string("the instrumented work failed: ") + e.what());
     }
     if (cuCtxSynchronize() != CUDA_SUCCESS) throw cupti_failure("cuCtxSynchronize after the instrumented work failed");
     result.work_ms = lap();
-    result.counts = flush(context);
+    result.segments.push_back(flush(context));
+    for (const auto& segment : result.segments) result.counts.insert(result.counts.end(), segment.begin(), segment.end());
     result.ok = true;
     enabled = false;
     CUpti_SassMetricsDisable_Params disable{CUpti_SassMetricsDisable_Params_STRUCT_SIZE};
@@ -196,6 +210,7 @@ sass_count_result count_executed_sass(CUcontext context, const std::function<voi
     result.ok = false;
     result.error = e.what();
     result.counts.clear();
+    result.segments.clear();
   }
   if (enabled) {  // close the range after a failure; its records are dropped
     CUpti_SassMetricsDisable_Params disable{CUpti_SassMetricsDisable_Params_STRUCT_SIZE};

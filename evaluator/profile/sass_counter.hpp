@@ -24,6 +24,9 @@ struct sass_count_result {
   bool ok = false;
   std::string error;  // why counting failed
   std::vector<sass_pc_count> counts;
+  // count_executed_sass_segments only: the records of each flush, in order
+  // (one per mark, then what was left at the end).
+  std::vector<std::vector<sass_pc_count>> segments;
   // Where the pass spent its time (ms): profiler set-up and Enable, the work,
   // and the flush of the records.
   double setup_ms = 0, work_ms = 0, flush_ms = 0;
@@ -46,6 +49,12 @@ struct sass_count_result {
 // for those never executed); the BRA/NOP padding after it has none. Counts
 // are warp-level and add up over every launch inside one call.
 sass_count_result count_executed_sass(CUcontext context, const std::function<void()>& work);
+
+// The same pass, with `work` given `mark`: each call synchronises the context
+// and flushes the records so far into the next entry of `segments`; what is
+// left at the end is the last entry. `counts` is every segment's records.
+sass_count_result count_executed_sass_segments(CUcontext context,
+                                               const std::function<void(const std::function<void()>& mark)>& work);
 
 
 }  // namespace ptxbench

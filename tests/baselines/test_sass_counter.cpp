@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <map>
 #include <stdexcept>
+#include <string>
 
 #include "evaluator/profile/sass_counter.hpp"
 #include "tests/baselines/loop_kernel.hpp"
@@ -110,6 +112,81 @@ TEST_CASE("an instrumented pass that launches nothing is not a success") {
   const sass_count_result r = count_executed_sass(g.context, [] {});
   CHECK_FALSE(r.ok);
   CHECK(r.counts.empty());
+}
+
+}  // namespace
+}  // namespace ptxbench::gpu_test
+
+namespace ptxbench::gpu_test {
+namespace {
+
+// loop_kernel and a second entry, loop_kernel_b (the same body), in one module.
+std::vector<char> link_two_loop_kernels() {
+  std::string ptx = loop_kernel_ptx;
+  const size_t entry = ptx.find(".visible .entry");
+  std::string second = ptx.substr(entry);
+  second.replace(second.find("loop_kernel"), 11, "loop_kernel_b");
+  ptx += second;
+  CUlinkState link = nullptr;
+  check(cuLinkCreate(0, nullptr, nullptr, &link), "cuLinkCreate");
+  CUresult r = cuLinkAddData(link, CU_JIT_INPUT_PTX, const_cast<char*>(ptx.c_str()), ptx.size() + 1, "two.ptx", 0,
+                             nullptr, nullptr);
+  void* cubin = nullptr;
+  size_t bytes = 0;
+  if (r == CUDA_SUCCESS) r = cuLinkComplete(link, &cubin, &bytes);
+  std::vector<char> out;
+  if (r == CUDA_SUCCESS) out.assign(static_cast<char*>(cubin), static_cast<char*>(cubin) + bytes);
+  cuLinkDestroy(link);
+  check(r, "linking two loop kernels");
+  return out;
+}
+
+std::string describe_segment(const std::vector<sass_pc_count>& s) {
+  std::map<std::string, std::map<uint64_t, size_t>> by_function;  // function -> count -> PCs
+  for (const auto& pc : s) ++by_function[pc.function][pc.executed];
+  std::string out = std::to_string(s.size()) + " records";
+  for (const auto& [f, counts] : by_function) {
+    out += "; " + f + ":";
+    for (const auto& [n, pcs] : counts) out += " " + std::to_string(pcs) + "x" + std::to_string(n);
+  }
+  return out;
+}
+
+// Run in a process of its own (the first pass of a process): -tc="one pass flushed*".
+TEST_CASE("one pass flushed between launches gives each launch its own counts") {
+  gpu& g = require_gpu();
+  const std::vector<char> cubin = link_two_loop_kernels();
+  device_memory out(64 * threads * 4);
+  CUmodule module = nullptr;
+  const sass_count_result r = count_executed_sass_segments(g.context, [&](const std::function<void()>& mark) {
+    check(cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
+    loaded_loop_kernel a{module, nullptr}, b{module, nullptr};
+    check(cuModuleGetFunction(&a.function, module, "loop_kernel"), "loop_kernel");
+    check(cuModuleGetFunction(&b.function, module, "loop_kernel_b"), "loop_kernel_b");
+    launch_loop_kernel(a, g.stream, out.ptr(), 100, blocks, threads);  // 8 warps x 100
+    mark();
+    launch_loop_kernel(b, g.stream, out.ptr(), 300, blocks, threads);  // 8 warps x 300
+    mark();
+    launch_loop_kernel(a, g.stream, out.ptr(), 50, 2 * blocks, threads);  // 16 warps x 50
+    mark();
+    launch_loop_kernel(b, g.stream, out.ptr(), 7, blocks, threads);
+    launch_loop_kernel(a, g.stream, out.ptr(), 9, blocks, threads);
+  });
+  REQUIRE_MESSAGE(r.ok, r.error);
+  for (size_t i = 0; i < r.segments.size(); ++i) MESSAGE("segment " << i << ": " << describe_segment(r.segments[i]));
+  REQUIRE(r.segments.size() == 4);
+  auto only = [](const std::vector<sass_pc_count>& s, const char* f) {
+    sass_count_result x;
+    for (const auto& pc : s)
+      if (pc.function == f) x.counts.push_back(pc);
+    return x;
+  };
+  {
+    sass_count_result a = only(r.segments[0], "loop_kernel");
+    for (auto& pc : a.counts) pc.function = loop_kernel_name;
+    CHECK(classify_loop_counts(a, warps, warps * 100).exact());
+  }
+  cuModuleUnload(module);
 }
 
 }  // namespace

@@ -130,6 +130,44 @@ TEST_CASE("the JSON reader takes predicates and operands and refuses a shape it 
           .has_value());
 }
 
+// nvdisasm 13.0 lists a device subroutine inside a kernel's section as a
+// function of its own whose span lies inside the kernel's "length" (seen on the
+// H200 for attention forward's __cuda_sm20_rcp_rn_f32_slowpath); 13.5 lists the
+// whole section under the kernel. Both must read as the text listing does: the
+// section's kernel, offsets from the section's start.
+TEST_CASE("the JSON reader puts a subroutine listed inside a kernel's span under that kernel") {
+  const std::string doc = R"([{"SM": {"version": {"major": 9, "minor": 0}}},
+    [{"function-name": "attn", "start": 0, "length": 64, "sass-instructions": [
+       {"opcode": "LDC", "operands": "R1,c[0x0][0x28]"}, {"opcode": "CALL.REL.NOINC", "operands": "0x20"},
+       {"opcode": "EXIT"}]},
+     {"function-name": "$__internal_0_$__cuda_sm20_rcp_rn_f32_slowpath", "start": 48, "length": 16,
+      "sass-instructions": [{"opcode": "RET.REL.NODEC", "operands": "R2,0x0"}]},
+     {"function-name": "gemm", "start": 0, "length": 32, "sass-instructions": [
+       {"opcode": "HGMMA.64x128x16.F32.BF16", "operands": "R24,gdesc[UR4],R24"}, {"opcode": "EXIT"}]}]])";
+  const auto parsed = parse_nvdisasm_json(doc);
+  REQUIRE(parsed.has_value());
+  REQUIRE(parsed->size() == 6);
+  for (size_t i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    CHECK((*parsed)[i].function == "attn");
+    CHECK((*parsed)[i].offset == 16 * i);
+  }
+  CHECK((*parsed)[3].opcode == "RET");
+  CHECK((*parsed)[4].function == "gemm");
+  CHECK((*parsed)[4].offset == 0);
+  CHECK((*parsed)[5].offset == 16);
+  // A kernel's span that its own instructions and the subroutines inside it do
+  // not fill exactly: offsets cannot be trusted.
+  CHECK_FALSE(parse_nvdisasm_json(R"([{}, [{"function-name": "k", "start": 0, "length": 64, "sass-instructions": [
+       {"opcode": "LDC"}, {"opcode": "EXIT"}]},
+     {"function-name": "sub", "start": 48, "length": 16, "sass-instructions": [{"opcode": "RET"}]}]])")
+                  .has_value());
+  CHECK_FALSE(parse_nvdisasm_json(R"([{}, [{"function-name": "k", "start": 0, "length": 32, "sass-instructions": [
+       {"opcode": "LDC"}]},
+     {"function-name": "sub", "start": 16, "length": 32, "sass-instructions": [{"opcode": "RET"}, {"opcode": "NOP"}]}]])")
+                  .has_value());
+}
+
 TEST_CASE("the text reader attributes instructions to their section and strips predicates") {
   const std::string text =
       "\t.section\t.text.k1,\"ax\",@progbits\n"
