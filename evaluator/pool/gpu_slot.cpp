@@ -108,6 +108,11 @@ worker_start gpu_slot::start_gated(worker_process& w, bool spare) {
   std::chrono::steady_clock::time_point gated;
   bool held = false;
   worker_start s = w.start(k_restart_timeout_ms, [&] {
+    if (spare) {  // a main job about to time comes first (hold_spare_starts)
+      std::unique_lock lock(m_spare_mutex);
+      m_spare_changed.wait_for(lock, std::chrono::milliseconds(k_spare_hold_ms),
+                               [&] { return m_spare_holds == 0 || m_stopping; });
+    }
     m_gate.lock_shared();  // a context being made must not disturb another job's timing
     held = true;
     gated = std::chrono::steady_clock::now();
@@ -301,6 +306,17 @@ job_outcome gpu_slot::count(const protocol::worker_job& job, std::string& start_
   m_usage.counting_s += held_s;
   ++m_usage.passes;
   return out;
+}
+
+void gpu_slot::hold_spare_starts() {
+  std::lock_guard lock(m_spare_mutex);
+  ++m_spare_holds;
+}
+
+void gpu_slot::release_spare_starts() {
+  std::lock_guard lock(m_spare_mutex);
+  if (m_spare_holds > 0) --m_spare_holds;
+  m_spare_changed.notify_all();
 }
 
 int gpu_slot::ready_spares() {

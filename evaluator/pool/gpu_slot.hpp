@@ -70,6 +70,12 @@ class gpu_slot {
 
   int queued() const;  // jobs waiting or running on the main worker
   int ready_spares();  // spare workers started and waiting for a pass
+  // While held (counted), spare starts wait before making their context, for
+  // at most k_spare_hold_ms each: a main job whose counting passes took the
+  // spares times first, instead of waiting for their replacements' contexts.
+  void hold_spare_starts();
+  void release_spare_starts();
+  static constexpr int k_spare_hold_ms = 1500;
   protocol::worker_hello hello() const;
   int device() const { return m_device; }
   int restarts() const;
@@ -111,6 +117,7 @@ class gpu_slot {
   std::condition_variable m_spare_changed;
   std::deque<std::unique_ptr<worker_process>> m_spares;
   int m_spares_starting = 0;
+  int m_spare_holds = 0;
   int m_spare_failures = 0;  // consecutive failed starts; the keeper pauses after a few
   std::string m_spare_error;
   bool m_stopping = false;

@@ -299,6 +299,7 @@ class local_evaluator final : public evaluator {
       static_part p = static_check.get();
       note(r, start, "static check done", p.done);
       r.instructions = p.report;
+      r.instructions.static_ms = p.ms;
       for (stage s : {stage::runtime, stage::correctness, stage::performance})
         r.stages[s] = {stage_status::not_run, why_not, 0.0};
       r.stages[stage::instructions] = instruction_outcome(r.instructions, why_not);
@@ -438,13 +439,26 @@ class local_evaluator final : public evaluator {
     // With nobody else waiting and a spare ready for every pass, the passes
     // run beside the main job (speculatively: a candidate that then fails
     // correctness has spent its spares); otherwise after it, once it is correct.
+    // Their spares' replacements wait to make their contexts until the main
+    // job is over (its timing would wait for them otherwise).
+    struct spare_hold {
+      gpu_slot* slot = nullptr;
+      void release() {
+        if (slot) slot->release_spare_starts();
+        slot = nullptr;
+      }
+      ~spare_hold() { release(); }
+    } hold;
     if (worth_counting && m_speculative_counting && m_queue->waiting() == 0 &&
         slot.ready_spares() >= int(counted_size_indexes(req.t).size() * m.launches.size())) {
+      slot.hold_spare_starts();
+      hold.slot = &slot;
       early = start_counting(slot);
       note(r, start, "counting passes started beside the main job");
     }
     std::string restart_error;
     job_outcome out = run_main(slot, job, restart_error);
+    hold.release();
     note_trail(r, start, "main: ", out);
     note(r, start, "main job done");
     held.reset();
