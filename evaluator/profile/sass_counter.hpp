@@ -53,6 +53,11 @@ sass_count_result count_executed_sass(CUcontext context, const std::function<voi
 // The same pass, with `work` given `mark`: each call synchronises the context
 // and flushes the records so far into the next entry of `segments`; what is
 // left at the end is the last entry. `counts` is every segment's records.
+// Measured on the H200 with CUPTI 13.0 (2026-12-04): the first segment holds
+// the first launch's exact counts and every later one is empty (nothing is
+// recorded after a flush), so the worker still runs one (size, launch) per
+// process and does not call `mark`; tests/baselines/test_sass_counter.cpp
+// checks that a segment never holds another launch's counts.
 sass_count_result count_executed_sass_segments(CUcontext context,
                                                const std::function<void(const std::function<void()>& mark)>& work);
 
