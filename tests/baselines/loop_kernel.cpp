@@ -51,21 +51,22 @@ COLD:
 }
 )PTX";
 
-std::vector<char> link_loop_kernel() {
+std::vector<char> link_ptx(const std::string& ptx, const char* name) {
   CUlinkState link = nullptr;
   check(cuLinkCreate(0, nullptr, nullptr, &link), "cuLinkCreate");
-  const std::string ptx = loop_kernel_ptx;
-  CUresult r = cuLinkAddData(link, CU_JIT_INPUT_PTX, const_cast<char*>(ptx.c_str()), ptx.size() + 1, "loop_kernel.ptx",
-                             0, nullptr, nullptr);
+  CUresult r = cuLinkAddData(link, CU_JIT_INPUT_PTX, const_cast<char*>(ptx.c_str()), ptx.size() + 1, name, 0, nullptr,
+                             nullptr);
   void* cubin = nullptr;
   size_t bytes = 0;
   if (r == CUDA_SUCCESS) r = cuLinkComplete(link, &cubin, &bytes);
   std::vector<char> out;
   if (r == CUDA_SUCCESS) out.assign(static_cast<char*>(cubin), static_cast<char*>(cubin) + bytes);
   cuLinkDestroy(link);
-  check(r, "linking loop_kernel.ptx");
+  check(r, (std::string("linking ") + name).c_str());
   return out;
 }
+
+std::vector<char> link_loop_kernel() { return link_ptx(loop_kernel_ptx, "loop_kernel.ptx"); }
 
 loaded_loop_kernel load_loop_kernel(const std::vector<char>& cubin) {
   loaded_loop_kernel k;

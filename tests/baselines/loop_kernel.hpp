@@ -6,6 +6,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ptxbench::gpu_test {
@@ -16,6 +17,8 @@ constexpr const char* loop_kernel_name = "loop_kernel";
 // The PTX compiled for the current context's device by the driver's linker:
 // the exact cubin bytes that are then loaded (and can be disassembled).
 std::vector<char> link_loop_kernel();
+// Any PTX linked the same way (`name` is the input's name in the linker's messages).
+std::vector<char> link_ptx(const std::string& ptx, const char* name);
 
 struct loaded_loop_kernel {
   CUmodule module = nullptr;

@@ -127,18 +127,7 @@ std::vector<char> link_two_loop_kernels() {
   std::string second = ptx.substr(entry);
   second.replace(second.find("loop_kernel"), 11, "loop_kernel_b");
   ptx += second;
-  CUlinkState link = nullptr;
-  check(cuLinkCreate(0, nullptr, nullptr, &link), "cuLinkCreate");
-  CUresult r = cuLinkAddData(link, CU_JIT_INPUT_PTX, const_cast<char*>(ptx.c_str()), ptx.size() + 1, "two.ptx", 0,
-                             nullptr, nullptr);
-  void* cubin = nullptr;
-  size_t bytes = 0;
-  if (r == CUDA_SUCCESS) r = cuLinkComplete(link, &cubin, &bytes);
-  std::vector<char> out;
-  if (r == CUDA_SUCCESS) out.assign(static_cast<char*>(cubin), static_cast<char*>(cubin) + bytes);
-  cuLinkDestroy(link);
-  check(r, "linking two loop kernels");
-  return out;
+  return link_ptx(ptx, "two_loop_kernels.ptx");
 }
 
 std::string describe_segment(const std::vector<sass_pc_count>& s) {

@@ -31,6 +31,45 @@ std::map<std::tuple<std::string, int, int>, std::string> snapshot(const fs::path
   return turns;
 }
 
+// How long a whole run takes uninterrupted, into a database of its own: the
+// kills below fall at a tenth to a quarter of it, so that three of them land
+// before the run is done on a fast machine as on a loaded one.
+int full_run_ms(const fs::path& dir, const std::string& probe_config) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = test::run_ptxbench({"run", "--config", probe_config, "--quiet"}, dir);
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  return static_cast<int>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+}
+
+// Starts the run (resuming once its database exists) and kills it with
+// SIGKILL at a random moment, again and again, until it has been killed four
+// times or finished on its own; after each kill `check` looks at the database.
+// Returns how many runs were killed.
+template <class Check>
+int kill_repeatedly(const fs::path& dir, const fs::path& db, int full_ms, Check check) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int> delay_ms(std::max(20, full_ms / 10), std::max(40, full_ms / 4));
+  int kills = 0;
+  for (int attempt = 0; attempt < 8 && kills < 4; ++attempt) {
+    std::vector<std::string> args{"run", "--config", (dir / "config.json").string(), "--quiet"};
+    if (fs::exists(db)) args.push_back("--resume");
+    auto log = dir / "run.log";
+    pid_t pid = test::spawn_ptxbench(args, dir, log);
+    const int wait = delay_ms(rng);
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+    kill(pid, SIGKILL);
+    auto r = test::wait_for(pid, log);
+    INFO("attempt " << attempt << " killed after " << wait << " ms (a whole run: " << full_ms << " ms): " << r.output);
+    if (fs::exists(db)) check();
+    if (r.signal != SIGKILL) break;  // it finished first: nothing is left to kill
+    ++kills;
+  }
+  MESSAGE(kills << " runs killed; a whole run took " << full_ms << " ms");
+  return kills;
+}
+
 }  // namespace
 
 TEST_CASE("SIGKILL at random moments - then --resume: no turn lost or duplicated") {
@@ -39,44 +78,32 @@ TEST_CASE("SIGKILL at random moments - then --resume: no turn lost or duplicated
   fs::remove_all(dir);
   fs::create_directories(dir);
   {
-    std::ofstream(dir / "script.json") << R"({"latency_ms": 40, "tasks": {"*": [)"
+    std::ofstream(dir / "script.json") << R"({"latency_ms": 100, "tasks": {"*": [)"
                                        << R"([{"text": "r0", "ptx": ")" << (src / "configs/demo/naive_gemm_typo.ptx").string()
                                        << R"(", "manifest": ")" << (src / "configs/demo/naive_gemm.json").string() << R"("}],)"
                                        << R"([{"text": "r1", "ptx": ")" << (src / "configs/demo/naive_gemm.ptx").string()
                                        << R"(", "manifest": ")" << (src / "configs/demo/naive_gemm.json").string() << R"("}],)"
                                        << R"([{"text": "r2 without a manifest"}]]}})";
-    std::ofstream(dir / "config.json") << R"({"name": "killme", "db": ")" << (dir / "run.db").string()
-                                       << R"(", "tasks_dir": ")" << (src / "tasks").string() << R"(", "prompts_dir": ")"
-                                       << (src / "prompts").string()
-                                       << R"(", "tasks": ["gemm_bf16_mma_sync", "gemm_bf16_wgmma"], "samples": 4, "rounds": 3,)"
-                                       << R"( "concurrency": 3, "gpu": "off", "llm": {"kind": "embedded"}, "endpoint_script": ")"
-                                       << (dir / "script.json").string() << R"("})";
+    for (const char* name : {"config", "probe"})
+      std::ofstream(dir / (std::string(name) + ".json"))
+          << R"({"name": "killme", "db": ")" << (dir / (std::string(name) + ".db")).string()
+          << R"(", "tasks_dir": ")" << (src / "tasks").string() << R"(", "prompts_dir": ")"
+          << (src / "prompts").string()
+          << R"(", "tasks": ["gemm_bf16_mma_sync", "gemm_bf16_wgmma"], "samples": 4, "rounds": 3,)"
+          << R"( "concurrency": 3, "gpu": "off", "llm": {"kind": "embedded"}, "endpoint_script": ")"
+          << (dir / "script.json").string() << R"("})";
   }
-  std::mt19937 rng(std::random_device{}());
-  std::uniform_int_distribution<int> delay_ms(150, 900);
+  const int full_ms = full_run_ms(dir, (dir / "probe.json").string());
   std::map<std::tuple<std::string, int, int>, std::string> seen;
-  int kills = 0;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    std::vector<std::string> args{"run", "--config", (dir / "config.json").string(), "--quiet"};
-    if (fs::exists(dir / "run.db")) args.push_back("--resume");
-    auto log = dir / "run.log";
-    pid_t pid = test::spawn_ptxbench(args, dir, log);
-    int wait = delay_ms(rng);
-    std::this_thread::sleep_for(std::chrono::milliseconds(wait));
-    int killed = kill(pid, SIGKILL);
-    auto r = test::wait_for(pid, log);
-    if (r.signal == SIGKILL) ++kills;
-    INFO("attempt " << attempt << " killed after " << wait << " ms: " << r.output);
-    (void)killed;
-    if (!fs::exists(dir / "run.db")) continue;
+  const int kills = kill_repeatedly(dir, dir / "config.db", full_ms, [&] {
     int evaluated = 0;
-    auto now = snapshot(dir / "run.db", &evaluated);
+    auto now = snapshot(dir / "config.db", &evaluated);
     for (const auto& [key, reply] : seen) {
       REQUIRE(now.count(key));  // nothing stored before a kill is lost
       CHECK(now.at(key) == reply);
     }
     seen = now;
-  }
+  });
   CHECK(kills >= 3);
   auto final_run = test::run_ptxbench({"run", "--config", (dir / "config.json").string(), "--quiet", "--resume"}, dir);
   INFO(final_run.output);
@@ -85,11 +112,11 @@ TEST_CASE("SIGKILL at random moments - then --resume: no turn lost or duplicated
   CHECK(final_run.exit_code == 1);
   CHECK(final_run.output.find("no trajectory has a candidate that failed no stage") != std::string::npos);
   int evaluated = 0;
-  auto all = snapshot(dir / "run.db", &evaluated);
+  auto all = snapshot(dir / "config.db", &evaluated);
   CHECK(all.size() == 2 * 4 * 3);  // every trajectory ran its three rounds exactly once
   CHECK(evaluated == 2 * 4 * 3);
   for (const auto& [key, reply] : seen) CHECK(all.at(key) == reply);
-  auto store = run_store::open(dir / "run.db", true);
+  auto store = run_store::open(dir / "config.db", true);
   auto exp = store->find_experiment("killme");
   REQUIRE(exp);
   CHECK(exp->status == "done");
@@ -151,52 +178,41 @@ TEST_CASE("SIGKILL at random moments of a branched run - then --resume: no sibli
   const std::string fixed = (src / "configs/demo/naive_gemm.ptx").string();
   const std::string manifest = (src / "configs/demo/naive_gemm.json").string();
   {
-    std::ofstream(dir / "script.json") << R"({"latency_ms": 40, "tasks": {"*": [)"
+    std::ofstream(dir / "script.json") << R"({"latency_ms": 100, "tasks": {"*": [)"
                                        << R"([{"text": "r0", "ptx": ")" << typo << R"(", "manifest": ")" << manifest << R"("}],)"
                                        << R"([{"text": "r1 fixed", "ptx": ")" << fixed << R"(", "manifest": ")" << manifest << R"("},)"
                                        << R"( {"text": "r1 still wrong", "ptx": ")" << typo << R"(", "manifest": ")" << manifest << R"("}],)"
                                        << R"([{"text": "r2 without a manifest"}, {"text": "r2 again", "ptx": ")" << fixed
                                        << R"(", "manifest": ")" << manifest << R"("}]]}})";
-    std::ofstream(dir / "config.json") << R"({"name": "killbranch", "db": ")" << (dir / "run.db").string()
-                                       << R"(", "tasks_dir": ")" << (src / "tasks").string() << R"(", "prompts_dir": ")"
-                                       << (src / "prompts").string()
-                                       << R"(", "tasks": ["gemm_bf16_mma_sync", "gemm_bf16_wgmma"], "samples": 3, "rounds": 3,)"
-                                       << R"( "branch": 2, "stop": "all_rounds", "concurrency": 3, "gpu": "off", "llm": {"kind": "embedded"},)"
-                                       << R"( "endpoint_script": ")" << (dir / "script.json").string() << R"("})";
+    for (const char* name : {"config", "probe"})
+      std::ofstream(dir / (std::string(name) + ".json"))
+          << R"({"name": "killbranch", "db": ")" << (dir / (std::string(name) + ".db")).string()
+          << R"(", "tasks_dir": ")" << (src / "tasks").string() << R"(", "prompts_dir": ")"
+          << (src / "prompts").string()
+          << R"(", "tasks": ["gemm_bf16_mma_sync", "gemm_bf16_wgmma"], "samples": 3, "rounds": 3,)"
+          << R"( "branch": 2, "stop": "all_rounds", "concurrency": 3, "gpu": "off", "llm": {"kind": "embedded"},)"
+          << R"( "endpoint_script": ")" << (dir / "script.json").string() << R"("})";
   }
-  std::mt19937 rng(std::random_device{}());
-  std::uniform_int_distribution<int> delay_ms(150, 900);
+  const int full_ms = full_run_ms(dir, (dir / "probe.json").string());
   std::map<std::tuple<std::string, int, int, int>, std::string> seen;
-  int kills = 0;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    std::vector<std::string> args{"run", "--config", (dir / "config.json").string(), "--quiet"};
-    if (fs::exists(dir / "run.db")) args.push_back("--resume");
-    auto log = dir / "run.log";
-    pid_t pid = test::spawn_ptxbench(args, dir, log);
-    int wait = delay_ms(rng);
-    std::this_thread::sleep_for(std::chrono::milliseconds(wait));
-    kill(pid, SIGKILL);
-    auto r = test::wait_for(pid, log);
-    if (r.signal == SIGKILL) ++kills;
-    INFO("attempt " << attempt << " killed after " << wait << " ms: " << r.output);
-    if (!fs::exists(dir / "run.db")) continue;
-    auto now = sibling_snapshot(dir / "run.db", 2, false);
+  const int kills = kill_repeatedly(dir, dir / "config.db", full_ms, [&] {
+    auto now = sibling_snapshot(dir / "config.db", 2, false);
     for (const auto& [key, reply] : seen) {
       REQUIRE(now.count(key));  // nothing stored before a kill is lost
       CHECK(now.at(key) == reply);
     }
     seen = now;
-  }
+  });
   CHECK(kills >= 3);
   auto final_run = test::run_ptxbench({"run", "--config", (dir / "config.json").string(), "--quiet", "--resume"}, dir);
   INFO(final_run.output);
   // Complete; no scripted kernel fails no stage (typo, no mma.sync, no manifest): exit 1.
   CHECK(final_run.exit_code == 1);
   CHECK(final_run.output.find("no trajectory has a candidate that failed no stage") != std::string::npos);
-  auto all = sibling_snapshot(dir / "run.db", 2, true);
+  auto all = sibling_snapshot(dir / "config.db", 2, true);
   CHECK(all.size() == 2 * 3 * 2 * 2);  // 6 trajectories x rounds 1 and 2 x 2 siblings, each once
   for (const auto& [key, reply] : seen) CHECK(all.at(key) == reply);
-  auto store = run_store::open(dir / "run.db", true);
+  auto store = run_store::open(dir / "config.db", true);
   auto exp = store->find_experiment("killbranch");
   REQUIRE(exp);
   CHECK(exp->status == "done");
