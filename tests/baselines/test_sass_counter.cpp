@@ -184,8 +184,8 @@ TEST_CASE("one pass flushed between launches gives each launch its own counts") 
   for (const auto& pc : r.segments[0])
     if (pc.function == "loop_kernel_b") b_in_first += pc.executed;
   CHECK(b_in_first == 0);
-  // Later segments: each either empty (what CUPTI 13.0 does) or exactly its
-  // own launches.
+  // Segments 1 and 2 (one launch each): either empty (what CUPTI 13.0 does)
+  // or exactly their own launch. Segment 3 (two launches) is only printed.
   struct expected { const char* f; uint64_t w, iters; };
   const expected later[] = {{"loop_kernel_b", warps, warps * 300}, {"loop_kernel", 2 * warps, 2 * warps * 50}};
   for (size_t i = 1; i < 3; ++i) {

@@ -43,6 +43,17 @@ int full_run_ms(const fs::path& dir, const std::string& probe_config) {
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
 }
 
+// What was stored before a kill is still there, unchanged; `now` becomes
+// what the next kill is checked against.
+template <class Snapshot>
+void keep_if_nothing_lost(Snapshot& seen, Snapshot now) {
+  for (const auto& [key, reply] : seen) {
+    REQUIRE(now.count(key));  // nothing stored before a kill is lost
+    CHECK(now.at(key) == reply);
+  }
+  seen = std::move(now);
+}
+
 // Starts the run (resuming once its database exists) and kills it with
 // SIGKILL at a random moment, again and again, until it has been killed four
 // times or finished on its own; after each kill `check` looks at the database.
@@ -97,12 +108,7 @@ TEST_CASE("SIGKILL at random moments - then --resume: no turn lost or duplicated
   std::map<std::tuple<std::string, int, int>, std::string> seen;
   const int kills = kill_repeatedly(dir, dir / "config.db", full_ms, [&] {
     int evaluated = 0;
-    auto now = snapshot(dir / "config.db", &evaluated);
-    for (const auto& [key, reply] : seen) {
-      REQUIRE(now.count(key));  // nothing stored before a kill is lost
-      CHECK(now.at(key) == reply);
-    }
-    seen = now;
+    keep_if_nothing_lost(seen, snapshot(dir / "config.db", &evaluated));
   });
   CHECK(kills >= 3);
   auto final_run = test::run_ptxbench({"run", "--config", (dir / "config.json").string(), "--quiet", "--resume"}, dir);
@@ -196,12 +202,7 @@ TEST_CASE("SIGKILL at random moments of a branched run - then --resume: no sibli
   const int full_ms = full_run_ms(dir, (dir / "probe.json").string());
   std::map<std::tuple<std::string, int, int, int>, std::string> seen;
   const int kills = kill_repeatedly(dir, dir / "config.db", full_ms, [&] {
-    auto now = sibling_snapshot(dir / "config.db", 2, false);
-    for (const auto& [key, reply] : seen) {
-      REQUIRE(now.count(key));  // nothing stored before a kill is lost
-      CHECK(now.at(key) == reply);
-    }
-    seen = now;
+    keep_if_nothing_lost(seen, sibling_snapshot(dir / "config.db", 2, false));
   });
   CHECK(kills >= 3);
   auto final_run = test::run_ptxbench({"run", "--config", (dir / "config.json").string(), "--quiet", "--resume"}, dir);
