@@ -71,10 +71,11 @@ if [ -x "$BIN/ptxbench_bench_gpu_busy" ]; then
     ${PTXBENCH_SUITE_BUSY_ARGS:-}
 fi
 if [ -x "$BIN/ptxbench_tests_gpu_libs" ]; then
-  # The flushed-segments case needs a process's first pass: run alone, and
-  # skipped in the whole run (where it would record nothing, as documented).
-  run gpu_libs "${PTXBENCH_SUITE_LIBS_LIMIT:-90}" "$BIN/ptxbench_tests_gpu_libs" -tce="one pass flushed*"
+  # The flushed-segments and two-kernels cases need a process's first pass: run
+  # alone, and skipped in the whole run (where they would record nothing, as documented).
+  run gpu_libs "${PTXBENCH_SUITE_LIBS_LIMIT:-90}" "$BIN/ptxbench_tests_gpu_libs" -tce="one pass flushed*,one pass without*"
   run gpu_libs_segments 30 "$BIN/ptxbench_tests_gpu_libs" -tc="one pass flushed*" -s
+  run gpu_libs_two_kernels 30 "$BIN/ptxbench_tests_gpu_libs" -tc="one pass without*" -s
 fi
 if [ -x "$BIN/ptxbench" ]; then
   # The demo experiment with the GPU stages live, and its report.
@@ -186,7 +187,7 @@ if cal:
     for c in cal:
         f = lambda v: f"{v:9.2e}" if isinstance(v, (int, float)) else f'{"-":>9}'
         print(f"{c[0]:44} {c[1]:4} {f(c[2])} {f(c[3])} {f(c[4])} {f(c[5])}")
-for name in ("gpu_libs", "gpu_libs_segments", "demo"):
+for name in ("gpu_libs", "gpu_libs_segments", "gpu_libs_two_kernels", "demo"):
     f = os.path.join(out, name + ".log")
     if os.path.exists(f):
         tail = [l for l in open(f).read().splitlines() if l.strip()][-12:]

@@ -21,6 +21,10 @@ struct local_evaluator_options {
   // of the passes of a candidate that then fails correctness. -1 =
   // $PTXBENCH_SPECULATIVE_COUNTING (0 or 1), else on.
   int speculative_counting = -1;
+  // Main workers per GPU (checked and timed runs): with two, one candidate's
+  // checked runs go on while another's timing waits for the GPU. The extra
+  // ones start only when jobs overlap. -1 = $PTXBENCH_MAIN_WORKERS (1-8), else 2.
+  int main_workers = -1;
 };
 
 // Never throws for a missing GPU or driver: such an evaluator reports the GPU

@@ -1,5 +1,6 @@
 #include "evaluator/pool/gpu_slot.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -51,13 +52,23 @@ void gpu_gate::unlock() {
   m_changed.notify_all();
 }
 
-gpu_slot::gpu_slot(std::string executable, int device, int spares, std::string visible_devices)
-    : m_executable(executable),
+void gpu_gate::downgrade() {
+  std::lock_guard lock(m_mutex);
+  m_exclusive = false;
+  ++m_shared;
+  m_changed.notify_all();
+}
+
+gpu_slot::gpu_slot(std::string executable, int device, int spares, std::string visible_devices, int mains)
+    : m_executable(std::move(executable)),
       m_device(device),
       m_spare_target(spares),
-      m_visible_devices(std::move(visible_devices)),
-      m_worker(std::move(executable), m_visible_devices.empty() ? device : 0) {
-  m_worker.set_visible_devices(m_visible_devices);
+      m_visible_devices(std::move(visible_devices)) {
+  for (int i = 0; i < std::max(1, mains); ++i) {
+    m_mains.push_back(std::make_unique<worker_process>(m_executable, m_visible_devices.empty() ? m_device : 0));
+    m_mains.back()->set_visible_devices(m_visible_devices);
+  }
+  m_main_busy.assign(m_mains.size(), false);
 }
 
 std::unique_ptr<worker_process> gpu_slot::new_spare() const {
@@ -130,17 +141,35 @@ worker_start gpu_slot::start_gated(worker_process& w, bool spare) {
   return s;
 }
 
-// The main worker serves one caller at a time, in ticket order. A turn is
-// handed on when its holder leaves by any path, an exception included.
+// Each main worker serves one caller at a time; callers are served in ticket
+// order, each taking the first free worker that is started (else the first
+// free one, which the caller then starts). A turn is handed on when its holder
+// leaves by any path, an exception included.
 gpu_slot::turn::turn(gpu_slot& s) : m_slot(s) {
   std::unique_lock lock(s.m_mutex);
   uint64_t ticket = s.m_next_ticket++;
-  s.m_turn.wait(lock, [&] { return s.m_serving == ticket; });
+  s.m_turn.wait(lock, [&] {
+    if (s.m_serving != ticket) return false;
+    bool found = false;
+    for (size_t i = 0; i < s.m_mains.size(); ++i) {
+      if (s.m_main_busy[i]) continue;
+      if (s.m_mains[i]->alive()) {
+        m_index = i;
+        return true;
+      }
+      if (!found) m_index = i;
+      found = true;
+    }
+    return found;
+  });
+  s.m_main_busy[m_index] = true;
+  ++s.m_serving;
+  s.m_turn.notify_all();  // the next ticket may take another free worker
 }
 
 gpu_slot::turn::~turn() {
   std::lock_guard lock(m_slot.m_mutex);
-  ++m_slot.m_serving;
+  m_slot.m_main_busy[m_index] = false;
   m_slot.m_turn.notify_all();
 }
 
@@ -148,11 +177,11 @@ worker_start gpu_slot::start(int timeout_ms) {
   worker_start s;
   {
     turn my_turn(*this);
-    s = m_worker.start(timeout_ms);
+    s = m_mains[my_turn.index()]->start(timeout_ms);
     std::lock_guard lock(m_mutex);
     if (s.ok) {
       m_hello = s.hello;
-      m_worker.set_known_rates(s.hello.peak_tflops, s.hello.copy_gbps);
+      for (auto& w : m_mains) w->set_known_rates(s.hello.peak_tflops, s.hello.copy_gbps);
     }
   }
   if (s.ok && m_spare_target > 0 && m_keepers.empty())
@@ -160,15 +189,24 @@ worker_start gpu_slot::start(int timeout_ms) {
   return s;
 }
 
-job_outcome gpu_slot::run(const protocol::worker_job& job, std::string& restart_error) {
+job_outcome gpu_slot::run(const protocol::worker_job& job, std::string& restart_error, int* main_used) {
   turn my_turn(*this);
+  worker_process& worker = *m_mains[my_turn.index()];
+  if (main_used) *main_used = int(my_turn.index());
   job_outcome out;
   restart_error.clear();
-  bool ready = m_worker.alive();
-  bool exclusive = false;
+  bool ready = worker.alive();
+  // The job holds the gate shared for its checked runs (another main job's
+  // timing waits for them) and exclusively for its timed samples.
+  enum class hold { none, shared, exclusive } held = hold::none;
+  const auto release = [&] {
+    if (held == hold::shared) m_gate.unlock_shared();
+    if (held == hold::exclusive) m_gate.unlock();
+    held = hold::none;
+  };
   try {
     if (!ready) {
-      worker_start s = start_gated(m_worker, false);
+      worker_start s = start_gated(worker, false);
       ready = s.ok;
       if (!ready) restart_error = "GPU worker could not be restarted: " + s.error;
     }
@@ -178,29 +216,33 @@ job_outcome gpu_slot::run(const protocol::worker_job& job, std::string& restart_
         const std::chrono::steady_clock::time_point since = (slot.enter_busy(), std::chrono::steady_clock::now());
         ~busy_job() { slot.leave_busy(slot.m_usage.main_s, slot.m_usage.jobs, since); }
       } busy{*this};
-      out = m_worker.run(job, [&] {
+      m_gate.lock_shared();
+      held = hold::shared;
+      out = worker.run(job, [&] {
+        if (held == hold::exclusive) return;
         const auto asked = std::chrono::steady_clock::now();
+        release();
         m_gate.lock();
-        exclusive = true;
+        held = hold::exclusive;
         std::lock_guard lock(m_usage_mutex);
         m_usage.timing_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
-      }, [&] {  // the timed samples are over: the checks after them may share the GPU
-        if (!exclusive) return;
-        exclusive = false;
-        m_gate.unlock();
+      }, [&] {  // the timed samples are over: the checks after them share the GPU
+        if (held != hold::exclusive) return;
+        m_gate.downgrade();
+        held = hold::shared;
       });
     }
   } catch (...) {
     // The worker said something the supervisor cannot read (or the pipe
     // broke): it is not trusted with the next job. The gate and the turn are
     // handed on whatever happened, or every later job would wait for ever.
-    if (exclusive) m_gate.unlock();
-    m_worker.stop();
+    release();
+    worker.stop();
     std::lock_guard lock(m_mutex);
     ++m_restarts;
     throw;
   }
-  if (exclusive) m_gate.unlock();
+  release();
   if (!out.trail.empty()) {
     std::lock_guard lock(m_usage_mutex);
     for (const auto& [kind, ms] : trail_phases(out.trail, out.trail.back().at_ms)) m_usage.main_phase_s[kind] += ms / 1000.0;
@@ -210,11 +252,18 @@ job_outcome gpu_slot::run(const protocol::worker_job& job, std::string& restart_
   return out;
 }
 
-void gpu_slot::replace_worker() {
-  turn my_turn(*this);
-  m_worker.stop();
+void gpu_slot::replace_worker(int main) {
+  const size_t i = main >= 0 && size_t(main) < m_mains.size() ? size_t(main) : 0;
+  {
+    std::unique_lock lock(m_mutex);
+    m_turn.wait(lock, [&] { return !m_main_busy[i]; });
+    m_main_busy[i] = true;
+  }
+  m_mains[i]->stop();
   std::lock_guard lock(m_mutex);
+  m_main_busy[i] = false;
   ++m_restarts;
+  m_turn.notify_all();
 }
 
 void gpu_slot::keep_spares() {
@@ -326,7 +375,9 @@ int gpu_slot::ready_spares() {
 
 int gpu_slot::queued() const {
   std::lock_guard lock(m_mutex);
-  return int(m_next_ticket - m_serving);
+  int running = 0;
+  for (bool b : m_main_busy) running += b;
+  return int(m_next_ticket - m_serving) + running;
 }
 
 protocol::worker_hello gpu_slot::hello() const {

@@ -1,16 +1,22 @@
 #pragma once
-// One GPU of the host as the supervisor sees it: the main worker process with
-// a first-come-first-served queue of jobs (correctness and timing), and spare
+// One GPU of the host as the supervisor sees it: its main worker processes
+// (one or more) with a first-come-first-served queue of jobs (correctness and
+// timing), and spare
 // workers started ahead of need for the executed-instruction passes (CUPTI
 // counts only in a process's first pass, so each pass takes a fresh process;
 // a spare has its context, cuBLAS and profiler set up before it is needed).
 //
 // The GPU gate keeps timing clean: a main worker about to take timed samples
 // asks for the GPU (`ready_to_time`), and is answered only when no worker is
-// making its context and no counting pass is running on this GPU; while it
-// times, those wait. The part of a start that leaves the GPU alone (exec,
-// libraries, cuInit) runs outside the gate, and spares start side by side.
-// Everything else (checked runs, counting passes, spare starts) may overlap.
+// making its context, no counting pass is running and no other main job is in
+// its checked runs on this GPU; while it times, those wait. The part of a
+// start that leaves the GPU alone (exec, libraries, cuInit) runs outside the
+// gate, and spares start side by side. Everything else (checked runs of
+// several main jobs, counting passes, spare starts) may overlap.
+//
+// With several main workers, a job takes the first free one (ticket order);
+// the extra ones start when a job first finds every started one busy, so a
+// caller that sends one job at a time only ever starts one.
 //
 // A worker that timed out, crashed or lost its CUDA context is replaced
 // before the next job runs on this GPU.
@@ -36,6 +42,9 @@ class gpu_gate {
   void unlock_shared();
   void lock();
   void unlock();
+  // Exclusive to shared at once: no other exclusive holder gets in between
+  // (the checks after a job's timed samples must not run during another's).
+  void downgrade();
 
  private:
   std::mutex m_mutex;
@@ -51,24 +60,28 @@ class gpu_slot {
   // `visible_devices`: the GPU this slot's workers may see (their
   // CUDA_VISIBLE_DEVICES; they then use device 0); "" = they see every GPU
   // and use `device`.
-  gpu_slot(std::string executable, int device, int spares = 2, std::string visible_devices = "");
+  // `mains`: main workers (at least 1), so that one job's checked runs go
+  // on while another's timing waits for the GPU.
+  gpu_slot(std::string executable, int device, int spares = 2, std::string visible_devices = "", int mains = 1);
   ~gpu_slot();
 
   // Starts the main worker (blocking, up to `timeout_ms`), then the spares in
   // the background. Thread-safe.
   worker_start start(int timeout_ms);
-  // Waits for the jobs queued before this one, replaces a dead worker, then
-  // runs `job` on the main worker. When the worker cannot be restarted,
-  // `restart_error` says why and the outcome is `died`. Thread-safe.
-  job_outcome run(const protocol::worker_job& job, std::string& restart_error);
+  // Waits for the jobs queued before this one and a free main worker,
+  // replaces it if dead, then runs `job` on it (`main_used`: which one).
+  // When the worker cannot be restarted, `restart_error` says why and the
+  // outcome is `died`. Thread-safe.
+  job_outcome run(const protocol::worker_job& job, std::string& restart_error, int* main_used = nullptr);
   // Runs a counting job on a spare worker (which exits afterwards); several
   // may run at once. `start_error` says why no worker could be had. Thread-safe.
   job_outcome count(const protocol::worker_job& job, std::string& start_error);
-  // Ends the main worker, so the next job runs on a fresh one (the retry
-  // after an evaluator error).
-  void replace_worker();
+  // Ends main worker `main` (once no job runs on it), so the next job there
+  // runs on a fresh one (the retry after an evaluator error).
+  void replace_worker(int main = 0);
 
-  int queued() const;  // jobs waiting or running on the main worker
+  int queued() const;  // jobs waiting for or running on a main worker
+  int main_workers() const { return int(m_mains.size()); }
   int ready_spares();  // spare workers started and waiting for a pass
   // While held (counted), spare starts wait before making their context, for
   // at most k_spare_hold_ms each: a main job whose counting passes took the
@@ -94,17 +107,20 @@ class gpu_slot {
   int m_device;
   int m_spare_target;
   std::string m_visible_devices;
-  worker_process m_worker;
+  std::vector<std::unique_ptr<worker_process>> m_mains;
+  std::vector<bool> m_main_busy;  // m_mutex
   protocol::worker_hello m_hello;
-  class turn {  // holds the main worker for one caller (see gpu_slot.cpp)
+  class turn {  // holds one main worker for one caller (see gpu_slot.cpp)
    public:
     explicit turn(gpu_slot& s);
     ~turn();
     turn(const turn&) = delete;
     turn& operator=(const turn&) = delete;
+    size_t index() const { return m_index; }
 
    private:
     gpu_slot& m_slot;
+    size_t m_index = 0;
   };
   gpu_gate m_gate;
   mutable std::mutex m_mutex;

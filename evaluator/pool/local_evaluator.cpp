@@ -113,6 +113,17 @@ int spare_workers(const local_evaluator_options& o) {
   return 4;
 }
 
+// Main workers per GPU: the option, else $PTXBENCH_MAIN_WORKERS, else 2.
+int main_workers(const local_evaluator_options& o) {
+  if (o.main_workers >= 1) return std::min(o.main_workers, 8);
+  if (const char* env = std::getenv("PTXBENCH_MAIN_WORKERS"); env && *env) {
+    char* end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end && *end == '\0' && v >= 1 && v <= 8) return int(v);
+  }
+  return 2;
+}
+
 bool speculative_counting(const local_evaluator_options& o) {
   if (o.speculative_counting >= 0) return o.speculative_counting != 0;
   if (const char* env = std::getenv("PTXBENCH_SPECULATIVE_COUNTING"); env && *env) return std::string(env) != "0";
@@ -139,7 +150,7 @@ std::vector<int> counted_size_indexes(const task& t) {
 class local_evaluator final : public evaluator {
  public:
   explicit local_evaluator(const local_evaluator_options& o)
-      : m_spares(spare_workers(o)), m_speculative_counting(speculative_counting(o)) {
+      : m_spares(spare_workers(o)), m_mains(main_workers(o)), m_speculative_counting(speculative_counting(o)) {
     // A worker that dies while we write to it must not kill the supervisor.
     ::signal(SIGPIPE, SIG_IGN);
     if (o.gpu_mode == "off") {
@@ -148,7 +159,7 @@ class local_evaluator final : public evaluator {
     }
     std::string exe = find_worker(o);
     // The first worker sees every GPU and counts them.
-    auto first = std::make_unique<gpu_slot>(exe, 0, m_spares);
+    auto first = std::make_unique<gpu_slot>(exe, 0, m_spares, "", m_mains);
     worker_start s = first->start(k_start_timeout_ms);
     if (!s.ok) {
       m_no_gpu_reason = no_gpu_reason(s.error);
@@ -166,7 +177,7 @@ class local_evaluator final : public evaluator {
       std::vector<std::future<void>> starting;
       for (int d = 0; d < count; ++d)
         starting.push_back(std::async(std::launch::async, [&, d] {
-          auto slot = std::make_unique<gpu_slot>(exe, d, m_spares, ids[size_t(d)]);
+          auto slot = std::make_unique<gpu_slot>(exe, d, m_spares, ids[size_t(d)], m_mains);
           if (slot->start(k_start_timeout_ms).ok) started[size_t(d)] = std::move(slot);
         }));
       for (auto& f : starting) f.get();
@@ -174,7 +185,7 @@ class local_evaluator final : public evaluator {
         if (slot) m_slots.push_back(std::move(slot));
       if (m_slots.empty()) m_no_gpu_reason = "GPU workers could not start on any of the " + std::to_string(count) + " GPUs";
     }
-    m_queue = std::make_unique<slot_queue>(m_slots.size());
+    m_queue = std::make_unique<slot_queue>(m_slots.size(), m_mains);
   }
 
   std::string version() const override { return evaluator_version; }
@@ -330,9 +341,10 @@ class local_evaluator final : public evaluator {
 
   // The main job, retried once on a fresh worker when the evaluator failed.
   job_outcome run_main(gpu_slot& slot, protocol::worker_job& job, std::string& restart_error) {
-    job_outcome out = slot.run(job, restart_error);
+    int used = 0;
+    job_outcome out = slot.run(job, restart_error, &used);
     if (!evaluator_failed(out, restart_error)) return out;
-    slot.replace_worker();
+    slot.replace_worker(used);
     job.id = ++m_job_ids;
     return slot.run(job, restart_error);
   }
@@ -430,7 +442,7 @@ class local_evaluator final : public evaluator {
       });
     };
 
-    // The next idle GPU takes the main job (slot_queue).
+    // The next GPU with a free main worker takes the main job (slot_queue).
     note(r, start, "waiting for a GPU");
     std::optional<slot_queue::lease> held;
     held.emplace(*m_queue);
@@ -556,6 +568,7 @@ class local_evaluator final : public evaluator {
   }
 
   int m_spares;
+  int m_mains;
   bool m_speculative_counting;
   std::vector<std::unique_ptr<gpu_slot>> m_slots;
   std::unique_ptr<slot_queue> m_queue;

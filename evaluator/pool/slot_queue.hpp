@@ -3,6 +3,7 @@
 // pick a GPU when it arrives; it waits in one first-come-first-served queue,
 // and whichever slot is idle first takes the job at its head. A long job on one
 // GPU therefore never holds up the jobs behind it while another GPU is free.
+// A slot takes up to `per_slot` jobs at once (its main workers).
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -12,16 +13,17 @@ namespace ptxbench {
 
 class slot_queue {
  public:
-  explicit slot_queue(size_t slots);
+  explicit slot_queue(size_t slots, int per_slot = 1);
 
-  // Waits for this caller's turn and an idle slot; returns the slot's index
-  // (the idle one that has been idle longest, so work spreads over the GPUs).
+  // Waits for this caller's turn and a slot with room; returns the slot's
+  // index (the least busy one, and of those the one idle longest, so work
+  // spreads over the GPUs).
   size_t acquire();
   void release(size_t slot);
 
   size_t slots() const { return m_busy.size(); }
   int waiting() const;  // callers queued for a slot
-  int busy() const;
+  int busy() const;     // jobs holding a slot
 
   // Holds a slot for one scope.
   class lease {
@@ -40,7 +42,8 @@ class slot_queue {
  private:
   mutable std::mutex m_mutex;
   std::condition_variable m_changed;
-  std::vector<bool> m_busy;
+  int m_per_slot;
+  std::vector<int> m_busy;  // jobs holding each slot
   std::vector<uint64_t> m_idle_since;  // release order: the smallest has waited longest
   uint64_t m_releases = 0;
   uint64_t m_next_ticket = 0;

@@ -17,6 +17,8 @@
 //                      parts of their pass that hold the GPU, and "u start end" for the
 //                      set-up between them ($PTXBENCH_FAKE_PASS_SETUP_MS, default 15);
 //                      main jobs first spend $PTXBENCH_FAKE_BEFORE_TIMING_MS (default 0) "checking"
+//                      (logged "B start end" when set), and after the samples
+//                      $PTXBENCH_FAKE_CHECK_MS (logged "K start end")
 // Counting jobs (count_only) answer that nothing was counted ("fake worker: no counters").
 // Start: with --wait-for-gpu (the supervisor's gated start) it spends
 // $PTXBENCH_FAKE_START_MS (default 0) "loading libraries", asks
@@ -149,8 +151,11 @@ int main(int argc, char** argv) {
     if (mode == "error")
       r.partial.stages[stage::performance] = {stage_status::error, "baseline failed: fake library status 7", 0.0};
     if (mode == "timed") {
-      if (const char* before_ms = std::getenv("PTXBENCH_FAKE_BEFORE_TIMING_MS"); before_ms && *before_ms)
+      if (const char* before_ms = std::getenv("PTXBENCH_FAKE_BEFORE_TIMING_MS"); before_ms && *before_ms) {
+        auto t1 = now_us();
         std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(before_ms)));
+        std::ofstream(arg, std::ios::app) << "B " << t1 << " " << now_us() << "\n";
+      }
       ask_and_wait("ready_to_time");
       auto t0 = now_us();
       const char* timed_ms = std::getenv("PTXBENCH_FAKE_TIMED_MS");

@@ -52,11 +52,12 @@ fs::path temp_log(const std::string& name) {
 }
 
 // Judges `candidates` timed candidates at once on fake workers with `spares`
-// spares, and returns the spans their workers logged.
-std::vector<span> judge_timed(int spares, const fs::path& log, int candidates = 3) {
+// spares and `mains` main workers, and returns the spans their workers logged.
+std::vector<span> judge_timed(int spares, const fs::path& log, int candidates = 3, int mains = 1) {
   local_evaluator_options o;
   o.worker_path = PTXBENCH_FAKE_WORKER;
   o.spare_workers = spares;
+  o.main_workers = mains;
   auto ev = make_local_evaluator(o);
   std::vector<std::thread> threads;
   for (int i = 0; i < candidates; ++i)
@@ -134,7 +135,9 @@ TEST_CASE("a counting pass holds the GPU only for its GPU parts - its set-up run
   const fs::path log = temp_log("pass-parts");
   env.set("PTXBENCH_FAKE_PASS_SETUP_MS", "1500");  // longer than the spread of the candidates' compiles
   env.set("PTXBENCH_FAKE_TIMED_MS", "100");
-  const std::vector<span> spans = judge_timed(4, log);
+  // One main worker: with two, the candidates' timing windows come back to
+  // back and the passes' first GPU parts wait behind all of them.
+  const std::vector<span> spans = judge_timed(4, log, 3, 1);
   int setups_while_timing = 0, parts = 0;
   for (const span& t : spans) {
     if (t.kind != 'T') continue;
@@ -149,6 +152,46 @@ TEST_CASE("a counting pass holds the GPU only for its GPU parts - its set-up run
   for (const span& s : spans)
     listing += std::string(1, s.kind) + " " + std::to_string(s.start / 1000 % 100000) + "-" + std::to_string(s.end / 1000 % 100000) + "; ";
   CHECK_MESSAGE(setups_while_timing >= 1, "no pass's set-up ran while a job was timing: " << listing);
+}
+
+TEST_CASE("two main workers check side by side - each timing window still has the GPU alone") {
+  scoped_env env;
+  const fs::path log = temp_log("two-mains");
+  env.set("PTXBENCH_FAKE_BEFORE_TIMING_MS", "300");
+  env.set("PTXBENCH_FAKE_TIMED_MS", "100");
+  env.set("PTXBENCH_FAKE_CHECK_MS", "50");
+  const std::vector<span> spans = judge_timed(4, log, 4, 2);
+  int timed = 0, checks_side_by_side = 0;
+  for (const span& t : spans) {
+    if (t.kind == 'T') {
+      ++timed;
+      for (const span& s : spans) {
+        if (&s == &t) continue;
+        CHECK_MESSAGE(!overlap(t, s), "a " << s.kind << " span overlapped a timing window");
+      }
+    }
+    if (t.kind == 'B')
+      for (const span& s : spans)
+        if (&s < &t && s.kind == 'B' && overlap(t, s)) ++checks_side_by_side;
+  }
+  CHECK(timed == 4);
+  CHECK_MESSAGE(checks_side_by_side >= 1, "the two main workers never checked at the same time");
+}
+
+TEST_CASE("one main worker checks one candidate at a time") {
+  scoped_env env;
+  const fs::path log = temp_log("one-main");
+  env.set("PTXBENCH_FAKE_BEFORE_TIMING_MS", "200");
+  env.set("PTXBENCH_FAKE_TIMED_MS", "50");
+  const std::vector<span> spans = judge_timed(4, log, 3, 1);
+  int checks = 0;
+  for (const span& t : spans) {
+    if (t.kind != 'B') continue;
+    ++checks;
+    for (const span& s : spans)
+      if (&s != &t && (s.kind == 'B' || s.kind == 'T')) CHECK_MESSAGE(!overlap(t, s), "one main worker ran two jobs at once");
+  }
+  CHECK(checks == 3);
 }
 
 TEST_CASE("the checks after the timed samples share the GPU - a counting pass may run during them") {
@@ -224,6 +267,7 @@ TEST_CASE("the evaluator reports how its GPU was used - busy time and jobs and p
   local_evaluator_options o;
   o.worker_path = PTXBENCH_FAKE_WORKER;
   o.spare_workers = 2;
+  o.main_workers = 1;  // the three jobs one after another (two main workers overlap them)
   auto ev = make_local_evaluator(o);
   REQUIRE(ev->usage().size() == 1);
   const auto t0 = std::chrono::steady_clock::now();
