@@ -23,7 +23,9 @@ struct local_evaluator_options {
   int speculative_counting = -1;
   // Main workers per GPU (checked and timed runs): with two, one candidate's
   // checked runs go on while another's timing waits for the GPU. The extra
-  // ones start only when jobs overlap. -1 = $PTXBENCH_MAIN_WORKERS (1-8), else 2.
+  // ones start only when jobs overlap. -1 = $PTXBENCH_MAIN_WORKERS (1-8), else
+  // 1: on the H200 two gave 77.6 against 75.2 candidates per minute under
+  // load (docs/gpu-runs.md, 2026-12-04), the GPU being busy either way.
   int main_workers = -1;
 };
 

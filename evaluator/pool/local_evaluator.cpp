@@ -113,7 +113,7 @@ int spare_workers(const local_evaluator_options& o) {
   return 4;
 }
 
-// Main workers per GPU: the option, else $PTXBENCH_MAIN_WORKERS, else 2.
+// Main workers per GPU: the option, else $PTXBENCH_MAIN_WORKERS, else 1.
 int main_workers(const local_evaluator_options& o) {
   if (o.main_workers >= 1) return std::min(o.main_workers, 8);
   if (const char* env = std::getenv("PTXBENCH_MAIN_WORKERS"); env && *env) {
@@ -121,7 +121,7 @@ int main_workers(const local_evaluator_options& o) {
     long v = std::strtol(env, &end, 10);
     if (end && *end == '\0' && v >= 1 && v <= 8) return int(v);
   }
-  return 2;
+  return 1;
 }
 
 bool speculative_counting(const local_evaluator_options& o) {
