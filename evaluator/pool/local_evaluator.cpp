@@ -431,13 +431,18 @@ class local_evaluator final : public evaluator {
       std::vector<counting_pass_time> times;
       std::vector<pass_steps> steps;
     };
-    std::future<early_counts> early;
     const bool worth_counting = !req.t.target_instructions.empty() && ptx_names_targets(req.ptx, req.t);
-    const protocol::worker_job count_job = job;  // run_main may renumber `job` while the passes read theirs
+    // The passes' own copy of the job (run_main may renumber `job`), declared
+    // before `early`, whose destructor waits for them: a candidate that
+    // fails correctness, or a main job that throws, leaves this function
+    // with its speculative passes still running, and they read it (the
+    // evaluator crashed in describe_size when it was destroyed first).
+    const auto count_job = std::make_shared<const protocol::worker_job>(job);
+    std::future<early_counts> early;
     const auto start_counting = [&](gpu_slot& slot) {
-      return std::async(std::launch::async, [this, &slot, &count_job, &m] {
+      return std::async(std::launch::async, [this, &slot, count_job, &m] {
         early_counts c;
-        c.missing = count_instructions(slot, count_job, m, c.counted, c.output_error, c.times, c.steps);
+        c.missing = count_instructions(slot, *count_job, m, c.counted, c.output_error, c.times, c.steps);
         return c;
       });
     };
