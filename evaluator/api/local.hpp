@@ -27,6 +27,13 @@ struct local_evaluator_options {
   // 1: on the H200 two gave 77.6 against 75.2 candidates per minute under
   // load (docs/gpu-runs.md, 2026-12-04), the GPU being busy either way.
   int main_workers = -1;
+  // CUDA_DEVICE_MAX_CONNECTIONS of the spare workers (a counting pass uses one
+  // stream). The driver makes contexts one at a time, and a context with one
+  // connection took 55 ms instead of 100-115 (4 at once: 145 ms each instead
+  // of 400) on the H200 (docs/gpu-runs.md, 2026-12-04), time a spare holds
+  // the GPU against timing. -1 = $PTXBENCH_SPARE_CONNECTIONS (0 = the
+  // environment's own, 1-32), else 1. Main workers keep the environment's.
+  int spare_connections = -1;
 };
 
 // Never throws for a missing GPU or driver: such an evaluator reports the GPU

@@ -78,6 +78,7 @@ std::unique_ptr<worker_process> gpu_slot::new_spare() const {
   w->set_known_rates(h.peak_tflops, h.copy_gbps);
   w->set_spare(true);
   w->set_context_ungated(context_ungated());
+  if (m_spare_connections > 0) w->set_environment("CUDA_DEVICE_MAX_CONNECTIONS", std::to_string(m_spare_connections));
   return w;
 }
 

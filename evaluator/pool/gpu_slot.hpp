@@ -89,6 +89,9 @@ class gpu_slot {
   void hold_spare_starts();
   void release_spare_starts();
   static constexpr int k_spare_hold_ms = 1500;
+  // CUDA_DEVICE_MAX_CONNECTIONS of the spares' processes (0: the supervisor's
+  // environment as it is). Set before start().
+  void set_spare_connections(int connections) { m_spare_connections = connections; }
   protocol::worker_hello hello() const;
   int device() const { return m_device; }
   int restarts() const;
@@ -106,6 +109,7 @@ class gpu_slot {
   std::string m_executable;
   int m_device;
   int m_spare_target;
+  int m_spare_connections = 0;
   std::string m_visible_devices;
   std::vector<std::unique_ptr<worker_process>> m_mains;
   std::vector<bool> m_main_busy;  // m_mutex

@@ -124,6 +124,18 @@ int main_workers(const local_evaluator_options& o) {
   return 1;
 }
 
+// CUDA_DEVICE_MAX_CONNECTIONS of the spares: the option, else
+// $PTXBENCH_SPARE_CONNECTIONS, else 1 (0: the environment's own).
+int spare_connections(const local_evaluator_options& o) {
+  if (o.spare_connections >= 0) return std::min(o.spare_connections, 32);
+  if (const char* env = std::getenv("PTXBENCH_SPARE_CONNECTIONS"); env && *env) {
+    char* end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end && *end == '\0' && v >= 0 && v <= 32) return int(v);
+  }
+  return 1;
+}
+
 bool speculative_counting(const local_evaluator_options& o) {
   if (o.speculative_counting >= 0) return o.speculative_counting != 0;
   if (const char* env = std::getenv("PTXBENCH_SPECULATIVE_COUNTING"); env && *env) return std::string(env) != "0";
@@ -150,7 +162,10 @@ std::vector<int> counted_size_indexes(const task& t) {
 class local_evaluator final : public evaluator {
  public:
   explicit local_evaluator(const local_evaluator_options& o)
-      : m_spares(spare_workers(o)), m_mains(main_workers(o)), m_speculative_counting(speculative_counting(o)) {
+      : m_spares(spare_workers(o)),
+        m_mains(main_workers(o)),
+        m_spare_connections(spare_connections(o)),
+        m_speculative_counting(speculative_counting(o)) {
     // A worker that dies while we write to it must not kill the supervisor.
     ::signal(SIGPIPE, SIG_IGN);
     if (o.gpu_mode == "off") {
@@ -160,6 +175,7 @@ class local_evaluator final : public evaluator {
     std::string exe = find_worker(o);
     // The first worker sees every GPU and counts them.
     auto first = std::make_unique<gpu_slot>(exe, 0, m_spares, "", m_mains);
+    first->set_spare_connections(m_spare_connections);
     worker_start s = first->start(k_start_timeout_ms);
     if (!s.ok) {
       m_no_gpu_reason = no_gpu_reason(s.error);
@@ -178,6 +194,7 @@ class local_evaluator final : public evaluator {
       for (int d = 0; d < count; ++d)
         starting.push_back(std::async(std::launch::async, [&, d] {
           auto slot = std::make_unique<gpu_slot>(exe, d, m_spares, ids[size_t(d)], m_mains);
+          slot->set_spare_connections(m_spare_connections);
           if (slot->start(k_start_timeout_ms).ok) started[size_t(d)] = std::move(slot);
         }));
       for (auto& f : starting) f.get();
@@ -574,6 +591,7 @@ class local_evaluator final : public evaluator {
 
   int m_spares;
   int m_mains;
+  int m_spare_connections;
   bool m_speculative_counting;
   std::vector<std::unique_ptr<gpu_slot>> m_slots;
   std::unique_ptr<slot_queue> m_queue;

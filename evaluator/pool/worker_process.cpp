@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace ptxbench {
@@ -85,12 +86,21 @@ worker_start worker_process::start(int timeout_ms, const std::function<void()>& 
   }
   args.push_back(nullptr);
   char** argv = args.data();
-  // The child's environment: ours, with CUDA_VISIBLE_DEVICES replaced when this worker has its own GPU.
-  std::string visible = "CUDA_VISIBLE_DEVICES=" + m_visible_devices;
+  // The child's environment: ours, with CUDA_VISIBLE_DEVICES replaced when
+  // this worker has its own GPU, and the variables set for it replaced.
+  std::map<std::string, std::string> overrides;
+  for (const auto& [name, value] : m_environment)
+    if (!value.empty()) overrides[name] = value;
+  if (!m_visible_devices.empty()) overrides["CUDA_VISIBLE_DEVICES"] = m_visible_devices;
+  std::vector<std::string> assignments;
+  for (const auto& [name, value] : overrides) assignments.push_back(name + "=" + value);
   std::vector<char*> envp;
-  for (char** e = environ; e && *e; ++e)
-    if (m_visible_devices.empty() || std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) != 0) envp.push_back(*e);
-  if (!m_visible_devices.empty()) envp.push_back(visible.data());
+  for (char** e = environ; e && *e; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    const std::string name = eq ? std::string(*e, size_t(eq - *e)) : std::string(*e);
+    if (!overrides.count(name)) envp.push_back(*e);
+  }
+  for (auto& a : assignments) envp.push_back(a.data());
   envp.push_back(nullptr);
   pid_t pid = ::fork();
   if (pid < 0) {

@@ -79,6 +79,9 @@ class worker_process {
   // environment; "" = inherit the supervisor's). With one GPU listed, the
   // worker's --device is 0: a candidate cannot reach another slot's GPU.
   void set_visible_devices(std::string devices) { m_visible_devices = std::move(devices); }
+  // Sets one variable of the worker's environment (replacing the supervisor's
+  // value of it); an empty value leaves the supervisor's as it is.
+  void set_environment(const std::string& name, std::string value) { m_environment[name] = std::move(value); }
   // A spare for counting passes: its profiler is set up at start.
   void set_spare(bool spare) { m_spare = spare; }
   // With a gated start: the context and cuBLAS handle are made before the
@@ -107,6 +110,7 @@ class worker_process {
   bool m_spare = false;
   bool m_context_ungated = false;
   std::string m_visible_devices;
+  std::map<std::string, std::string> m_environment;
   std::unique_ptr<protocol::line_reader> m_reader;
 };
 

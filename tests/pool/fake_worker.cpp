@@ -25,6 +25,8 @@
 // (ready_to_start), waits for go, then as long again "making its context";
 // with $PTXBENCH_FAKE_START_LOG=F it appends "P start end" (the part before
 // the ask) and "S start end" (the part after go) to F.
+// With $PTXBENCH_FAKE_ENV_LOG=F it appends "main V" or "spare V" to F, V being its
+// CUDA_DEVICE_MAX_CONNECTIONS ("unset" when it has none).
 // GPUs: $PTXBENCH_FAKE_GPUS of them (default 1), or as many as CUDA_VISIBLE_DEVICES
 // lists when it is set, as CUDA counts; the correctness reason ends with
 // "on <CUDA_VISIBLE_DEVICES>" ("on all" when unset), so tests see which GPU ran a job.
@@ -57,8 +59,15 @@ int main(int argc, char** argv) {
     while (in.read_line(go, -1) == protocol::line_reader::status::line && go.find("\"go\"") == std::string::npos) {
     }
   };
-  bool gated = false;
-  for (int i = 1; i < argc; ++i) gated = gated || std::strcmp(argv[i], "--wait-for-gpu") == 0;
+  bool gated = false, spare = false;
+  for (int i = 1; i < argc; ++i) {
+    gated = gated || std::strcmp(argv[i], "--wait-for-gpu") == 0;
+    spare = spare || std::strcmp(argv[i], "--spare") == 0;
+  }
+  if (const char* env_log = std::getenv("PTXBENCH_FAKE_ENV_LOG"); env_log && *env_log) {
+    const char* connections = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    std::ofstream(env_log, std::ios::app) << (spare ? "spare " : "main ") << (connections ? connections : "unset") << "\n";
+  }
   if (gated) {
     const char* start_ms = std::getenv("PTXBENCH_FAKE_START_MS");
     const char* start_log = std::getenv("PTXBENCH_FAKE_START_LOG");

@@ -310,3 +310,43 @@ TEST_CASE("a job's trail adds up by kind of step - sizes and launch numbers fold
   CHECK(p.at("result") == doctest::Approx(0));
   CHECK(p.size() == 6);
 }
+
+TEST_CASE("spares make their contexts with one connection - main workers keep the environment's") {
+  // The driver makes contexts one at a time and one with a single connection
+  // is about half as long: a spare (one stream) holds the GPU for less.
+  scoped_env env;
+  const fs::path log = temp_log("spare-env");
+  env.set("PTXBENCH_FAKE_ENV_LOG", log.string());
+  env.set("CUDA_DEVICE_MAX_CONNECTIONS", "8");
+  const auto lines = [&](int connections) {
+    fs::remove(log);
+    local_evaluator_options o;
+    o.worker_path = PTXBENCH_FAKE_WORKER;
+    o.spare_workers = 1;
+    o.spare_connections = connections;
+    {
+      auto ev = make_local_evaluator(o);
+      ev->evaluate(counted_request("ok"));
+    }
+    std::ifstream in(log);
+    std::vector<std::pair<std::string, std::string>> out;
+    std::string who, value;
+    while (in >> who >> value) out.emplace_back(who, value);
+    fs::remove(log);
+    return out;
+  };
+  const auto count = [](const auto& v, const std::string& who, const std::string& value) {
+    return std::count(v.begin(), v.end(), std::make_pair(who, value));
+  };
+  const auto by_default = lines(-1);
+  CHECK(count(by_default, "main", "8") == 1);
+  CHECK(count(by_default, "spare", "1") >= 2);  // the two passes' spares (and their replacements)
+  CHECK(count(by_default, "spare", "8") == 0);
+  const auto inherited = lines(0);
+  CHECK(count(inherited, "spare", "8") >= 2);
+  CHECK(count(inherited, "spare", "1") == 0);
+  env.set("PTXBENCH_SPARE_CONNECTIONS", "4");
+  const auto from_env = lines(-1);
+  CHECK(count(from_env, "spare", "4") >= 2);
+  CHECK(count(from_env, "main", "8") == 1);
+}
