@@ -14,7 +14,7 @@ struct local_evaluator_options {
   std::string worker_path;  // ptxbench-worker executable; empty = next to the running binary
   int max_gpus = 0;         // 0 = all visible
   // Spare workers kept ready per GPU for the executed-instruction passes;
-  // -1 = $PTXBENCH_SPARE_WORKERS, else 4.
+  // -1 = $PTXBENCH_SPARE_WORKERS (0-16), else 6.
   int spare_workers = -1;
   // Counting passes beside the main job when the GPU is otherwise idle
   // (nobody waiting, a spare ready for each pass): lower latency, at the cost
@@ -24,8 +24,10 @@ struct local_evaluator_options {
   // Main workers per GPU (checked and timed runs): with two, one candidate's
   // checked runs go on while another's timing waits for the GPU. The extra
   // ones start only when jobs overlap. -1 = $PTXBENCH_MAIN_WORKERS (1-8), else
-  // 1: on the H200 two gave 77.6 against 75.2 candidates per minute under
-  // load (docs/gpu-runs.md, 2026-12-04), the GPU being busy either way.
+  // 2: on the H200 under load (64 trajectories in flight), with spares making
+  // their contexts with one connection, two main workers and six spares judged
+  // 138 candidates per minute against 117 with one main worker, the same
+  // speedups (docs/gpu-runs.md, 2026-12-04).
   int main_workers = -1;
   // CUDA_DEVICE_MAX_CONNECTIONS of the spare workers (a counting pass uses one
   // stream). The driver makes contexts one at a time, and a context with one

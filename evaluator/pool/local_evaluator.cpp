@@ -101,8 +101,9 @@ std::vector<std::string> visible_device_ids(int count) {
   return ids;
 }
 
-// Spare counting workers kept per GPU: the option, else $PTXBENCH_SPARE_WORKERS, else 4
-// (a candidate's two counting passes take two, and a spare takes about a second to start).
+// Spare counting workers kept per GPU: the option, else $PTXBENCH_SPARE_WORKERS, else 6
+// (a candidate's counting passes take one each, two or more; a spare takes about half a
+// second to start; with two main workers four spares were too few to keep up on the H200).
 int spare_workers(const local_evaluator_options& o) {
   if (o.spare_workers >= 0) return o.spare_workers;
   if (const char* env = std::getenv("PTXBENCH_SPARE_WORKERS"); env && *env) {
@@ -110,10 +111,10 @@ int spare_workers(const local_evaluator_options& o) {
     long v = std::strtol(env, &end, 10);
     if (end && *end == '\0' && v >= 0 && v <= 16) return int(v);
   }
-  return 4;
+  return 6;
 }
 
-// Main workers per GPU: the option, else $PTXBENCH_MAIN_WORKERS, else 1.
+// Main workers per GPU: the option, else $PTXBENCH_MAIN_WORKERS, else 2.
 int main_workers(const local_evaluator_options& o) {
   if (o.main_workers >= 1) return std::min(o.main_workers, 8);
   if (const char* env = std::getenv("PTXBENCH_MAIN_WORKERS"); env && *env) {
@@ -121,7 +122,7 @@ int main_workers(const local_evaluator_options& o) {
     long v = std::strtol(env, &end, 10);
     if (end && *end == '\0' && v >= 1 && v <= 8) return int(v);
   }
-  return 1;
+  return 2;
 }
 
 // CUDA_DEVICE_MAX_CONNECTIONS of the spares: the option, else
