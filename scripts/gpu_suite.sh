@@ -12,6 +12,8 @@
 #   PTXBENCH_SUITE_NCU=0   skip the ncu comparison
 #   PTXBENCH_SUITE_BUSY_ARGS  arguments of the gpu_busy benchmark (default: its own)
 #   PTXBENCH_SUITE_{TEST,BENCH,NCU}_LIMIT   seconds allowed per step (90, 60, 40)
+#   PTXBENCH_SUITE_PACK=FILE  also packs every log of $OUT into FILE (.tar.gz), for a
+#                             machine that returns few files
 set -u
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = --package ]; then
@@ -195,3 +197,6 @@ for name in ("gpu_libs", "gpu_libs_segments", "gpu_libs_two_kernels", "demo"):
         print("\n".join(tail))
 print(open(os.path.join(out, "steps.txt")).read().strip())
 PY
+if [ -n "${PTXBENCH_SUITE_PACK:-}" ]; then
+  tar czf "$PTXBENCH_SUITE_PACK" -C "$(dirname "$OUT")" "$(basename "$OUT")" && echo "logs packed: $PTXBENCH_SUITE_PACK"
+fi
