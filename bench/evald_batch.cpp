@@ -3,7 +3,8 @@
 //      loopback (remote_evaluator, one POST /v1/evaluate at a time), median of
 //      each and of their difference; and the same with an evaluator that
 //      answers at once, which isolates the service's own cost (HTTP, JSON both
-//      ways, queue, SQLite log);
+//      ways, queue, SQLite log), with an empty result and with the real
+//      evaluator's result recorded (its size: timeline, counts, reports);
 //   2. batch throughput: POST /v1/evaluate/batch of --batch items, --rounds
 //      times, against `width` concurrent in-process evaluations.
 // Usage: ptxbench_bench_evald [--gpu auto|off] [--n 20] [--batch 16] [--rounds 4] [--width 2]
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <future>
@@ -27,6 +29,12 @@ namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
+
+// The source tree (tasks, solutions): $PTXBENCH_SOURCE_DIR when set (a copy on another machine), else the build's.
+fs::path source_dir() {
+  if (const char* e = std::getenv("PTXBENCH_SOURCE_DIR"); e && *e) return e;
+  return PTXBENCH_SOURCE_DIR;
+}
 
 double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
@@ -52,9 +60,37 @@ class instant_evaluator final : public evaluator {
   std::string gpu_description() const override { return "none"; }
 };
 
+// Answers at once with one recorded result: the service's cost for a result
+// of real size (timeline, counts, reports), without the GPU's own spread.
+class replay_evaluator final : public evaluator {
+ public:
+  explicit replay_evaluator(evaluation_result r) : m_result(std::move(r)) {}
+  evaluation_result evaluate(const evaluation_request&) override { return m_result; }
+  std::string version() const override { return m_result.evaluator_version; }
+  std::string gpu_description() const override { return "none (recorded result)"; }
+
+ private:
+  evaluation_result m_result;
+};
+
+// What must agree between in-process and remote: the verdict and every
+// stage's status (headlines carry measured times, which differ run to run).
+std::string disagreement(const evaluation_result& a, const evaluation_result& b) {
+  if (a.passed != b.passed || a.verdict != b.verdict)
+    return std::string("verdict ") + (a.passed ? "passed" : to_string(a.verdict)) + " against " +
+           (b.passed ? "passed" : to_string(b.verdict));
+  for (const auto& [st, out] : a.stages) {
+    auto it = b.stages.find(st);
+    if (it == b.stages.end() || it->second.status != out.status)
+      return std::string(to_string(st)) + " " + to_string(out.status) + " against " +
+             (it == b.stages.end() ? "absent" : to_string(it->second.status));
+  }
+  return "";
+}
+
 struct served {
   served(evaluator& e, int width, request_log* log)
-      : service(e, load_task_dir(fs::path(PTXBENCH_SOURCE_DIR) / "tasks"), options(width), log), server(service) {
+      : service(e, load_task_dir(source_dir() / "tasks"), options(width), log), server(service) {
     port = server.bind("127.0.0.1", 0);
     thread = std::thread([this] { server.serve(); });
   }
@@ -76,25 +112,34 @@ struct served {
 };
 
 // Median in-process, median remote, median of the paired differences (ms).
-void added_latency(const char* label, evaluator& local, int width, const evaluation_request& req, int n,
-                   request_log* log) {
+// The pairs alternate which goes first, so what one evaluation leaves behind
+// (spare workers being replaced) falls on either side alike. Returns the
+// last in-process result.
+evaluation_result added_latency(const char* label, evaluator& local, int width, const evaluation_request& req, int n,
+                                request_log* log) {
   served s(local, width, log);
   remote_evaluator_options ro;
   ro.urls = {"http://127.0.0.1:" + std::to_string(s.port)};
   auto remote = make_remote_evaluator(ro);
   std::vector<double> a, b, d;
+  evaluation_result x, y;
+  int mismatches = 0;
   for (int i = 0; i < n; ++i) {
-    auto t0 = clock_type::now();
-    auto x = local.evaluate(req);
-    a.push_back(ms_since(t0));
-    t0 = clock_type::now();
-    auto y = remote->evaluate(req);
-    b.push_back(ms_since(t0));
+    for (int k = 0; k < 2; ++k) {
+      const bool in_process = (k == 0) == (i % 2 == 0);
+      const auto t0 = clock_type::now();
+      (in_process ? x : y) = in_process ? local.evaluate(req) : remote->evaluate(req);
+      (in_process ? a : b).push_back(ms_since(t0));
+    }
     d.push_back(b.back() - a.back());
-    if (x.verdict != y.verdict || x.headline != y.headline) std::printf("  MISMATCH in round %d\n", i);
+    if (const std::string why = disagreement(x, y); !why.empty()) {
+      ++mismatches;
+      std::printf("  MISMATCH in pair %d: %s\n", i, why.c_str());
+    }
   }
-  std::printf("%-34s in-process %8.2f ms | evald %8.2f ms | added %7.2f ms (median of %d pairs)\n", label, median(a),
-              median(b), median(d), n);
+  std::printf("%-34s in-process %8.2f ms | evald %8.2f ms | added %7.2f ms (median of %d pairs; %d verdicts differ)\n",
+              label, median(a), median(b), median(d), n, mismatches);
+  return x;
 }
 
 }  // namespace
@@ -114,7 +159,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const fs::path src = PTXBENCH_SOURCE_DIR;
+  const fs::path src = source_dir();
   const fs::path sol = src / "tasks/solutions/gemm_bf16_mma_sync";
   evaluation_request req;
   req.t = load_task_file(src / "tasks/gemm_bf16_mma_sync.json");
@@ -131,7 +176,10 @@ int main(int argc, char** argv) {
 
   instant_evaluator instant;
   added_latency("instant evaluator (service cost)", instant, width, req, n * 5, log.get());
-  added_latency("this host's evaluator", *local, width, req, n, log.get());
+  const evaluation_result real = added_latency("this host's evaluator", *local, width, req, n, log.get());
+  replay_evaluator replay(real);
+  std::printf("recorded result: %zu bytes of JSON\n", to_json(real).dump().size());
+  added_latency("its result, recorded (service cost)", replay, width, req, n * 5, log.get());
 
   // Throughput: in-process with `width` threads, then batches over HTTP.
   const int total = batch * rounds;

@@ -3,14 +3,16 @@
 # with a GPU, from binaries built elsewhere (nothing is built here):
 #   tests/gpu (adversarial suite + reference solutions), bench/eval_latency,
 #   bench/gpu_busy (64 trajectories against a 2 s model: throughput and GPU
-#   busy fraction), optionally ncu's gpu__time_duration for timing fidelity.
+#   busy fraction), bench/evald_batch (evald's added latency and batches with
+#   the GPU stages live), optionally ncu's gpu__time_duration for timing fidelity.
 # Full logs go to $OUT (default ./gpu-suite-out); a short table is printed last.
 #
 # usage, on the build machine:   scripts/gpu_suite.sh --package BUILD_DIR
-#          (copies the three binaries, stripped, to .device/gpu/bin: carry .device/gpu)
+#          (copies the binaries, stripped, to .device/gpu/bin: carry .device/gpu)
 #        on the GPU machine:     scripts/gpu_suite.sh [BIN_DIR]   (default .device/gpu/bin)
 #   PTXBENCH_SUITE_NCU=0   skip the ncu comparison
 #   PTXBENCH_SUITE_BUSY_ARGS  arguments of the gpu_busy benchmark (default: its own)
+#   PTXBENCH_SUITE_EVALD_ARGS arguments of the evald benchmark (default: --n 10 --batch 16 --rounds 2 --width 4)
 #   PTXBENCH_SUITE_{TEST,BENCH,NCU}_LIMIT   seconds allowed per step (90, 60, 40)
 #   PTXBENCH_SUITE_PACK=FILE  also packs every log of $OUT into FILE (.tar.gz), for a
 #                             machine that returns few files
@@ -19,7 +21,7 @@ cd "$(dirname "$0")/.."
 if [ "${1:-}" = --package ]; then
   build=${2:?usage: scripts/gpu_suite.sh --package BUILD_DIR}
   mkdir -p .device/gpu/bin
-  for b in ptxbench ptxbench-worker ptxbench_tests_gpu ptxbench_bench_eval_latency ptxbench_bench_gpu_busy; do
+  for b in ptxbench ptxbench-worker ptxbench_tests_gpu ptxbench_bench_eval_latency ptxbench_bench_gpu_busy ptxbench_bench_evald; do
     strip --strip-debug -o ".device/gpu/bin/$b" "$build/bin/$b" || exit 1
   done
   libs_test=$(find "$build" -name ptxbench_tests_gpu_libs -type f | head -1)
@@ -71,6 +73,12 @@ if [ -x "$BIN/ptxbench_bench_gpu_busy" ]; then
   # shellcheck disable=SC2086
   run gpu_busy "${PTXBENCH_SUITE_BUSY_LIMIT:-240}" "$BIN/ptxbench_bench_gpu_busy" --json "$OUT/gpu_busy.json" \
     ${PTXBENCH_SUITE_BUSY_ARGS:-}
+fi
+if [ -x "$BIN/ptxbench_bench_evald" ]; then
+  # evald's cost over in-process evaluation with the GPU stages live, and batches through it.
+  # shellcheck disable=SC2086
+  run evald "${PTXBENCH_SUITE_BENCH_LIMIT:-60}" "$BIN/ptxbench_bench_evald" --gpu auto \
+    ${PTXBENCH_SUITE_EVALD_ARGS:---n 10 --batch 16 --rounds 2 --width 4}
 fi
 if [ -x "$BIN/ptxbench_tests_gpu_libs" ]; then
   # The flushed-segments and two-kernels cases need a process's first pass: run
@@ -189,7 +197,7 @@ if cal:
     for c in cal:
         f = lambda v: f"{v:9.2e}" if isinstance(v, (int, float)) else f'{"-":>9}'
         print(f"{c[0]:44} {c[1]:4} {f(c[2])} {f(c[3])} {f(c[4])} {f(c[5])}")
-for name in ("gpu_libs", "gpu_libs_segments", "gpu_libs_two_kernels", "demo"):
+for name in ("evald", "gpu_libs", "gpu_libs_segments", "gpu_libs_two_kernels", "demo"):
     f = os.path.join(out, name + ".log")
     if os.path.exists(f):
         tail = [l for l in open(f).read().splitlines() if l.strip()][-12:]
