@@ -7,7 +7,7 @@
 //      evaluator's result recorded (its size: timeline, counts, reports);
 //   2. batch throughput: POST /v1/evaluate/batch of --batch items, --rounds
 //      times, against `width` concurrent in-process evaluations.
-// Usage: ptxbench_bench_evald [--gpu auto|off] [--n 20] [--batch 16] [--rounds 4] [--width 2]
+// Usage: ptxbench_bench_evald [--gpu auto|off] [--n 20] [--batch 16] [--rounds 4] [--width 2] [--replay RESULT.json]
 #include <httplib.h>
 
 #include <algorithm>
@@ -145,7 +145,7 @@ evaluation_result added_latency(const char* label, evaluator& local, int width, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string gpu = "off";
+  std::string gpu = "off", replay_path;
   int n = 20, batch = 16, rounds = 4, width = 2;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
@@ -154,6 +154,7 @@ int main(int argc, char** argv) {
     else if (k == "--batch") batch = std::stoi(v);
     else if (k == "--rounds") rounds = std::stoi(v);
     else if (k == "--width") width = std::stoi(v);
+    else if (k == "--replay") replay_path = v;  // a result's JSON (eval --json): the service's cost for it alone
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
@@ -174,6 +175,12 @@ int main(int argc, char** argv) {
   std::printf("evald benchmark: gemm_bf16_mma_sync reference solution, GPU: %s, evaluator %s, width %d\n",
               local->gpu_description().c_str(), local->version().c_str(), width);
 
+  if (!replay_path.empty()) {
+    replay_evaluator replay(evaluation_result_from_json(nlohmann::json::parse(read_text_file(replay_path))));
+    added_latency("the recorded result (service cost)", replay, width, req, n * 5, log.get());
+    std::filesystem::remove(log_path);
+    return 0;
+  }
   instant_evaluator instant;
   added_latency("instant evaluator (service cost)", instant, width, req, n * 5, log.get());
   const evaluation_result real = added_latency("this host's evaluator", *local, width, req, n, log.get());

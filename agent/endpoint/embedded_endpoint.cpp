@@ -1,4 +1,5 @@
 #include "agent/endpoint/embedded_endpoint.hpp"
+#include "agent/service/content_types.hpp"
 
 #include <httplib.h>
 
@@ -131,12 +132,12 @@ struct embedded_endpoint::impl {
       std::string error;
       if (!body.contains("messages") || !body["messages"].is_array()) {
         res.status = 400;
-        res.set_content(R"({"error":{"message":"messages must be an array"}})", "application/json");
+        res.set_content(R"({"error":{"message":"messages must be an array"}})", k_json_content_type);
         return;
       }
       if (!pick(body["messages"], &reply, &error)) {
         res.status = 404;
-        res.set_content(nlohmann::json{{"error", {{"message", error}}}}.dump(), "application/json");
+        res.set_content(nlohmann::json{{"error", {{"message", error}}}}.dump(), k_json_content_type);
         return;
       }
       int now = ++in_flight;
@@ -163,11 +164,11 @@ struct embedded_endpoint::impl {
             {"completion_tokens", static_cast<int>(reply.text.size() / 4)},
             {"total_tokens", prompt_chars / 4 + static_cast<int>(reply.text.size() / 4)}}}};
       ++served;
-      res.set_content(out.dump(), "application/json");
+      res.set_content(out.dump(), k_json_content_type);
     } catch (const std::exception& e) {
       res.status = 400;
       res.set_content(nlohmann::json{{"error", {{"message", std::string("bad request: ") + e.what()}}}}.dump(),
-                      "application/json");
+                      k_json_content_type);
     }
   }
 };
@@ -176,10 +177,11 @@ embedded_endpoint::embedded_endpoint(endpoint_script script, int port) : m_impl(
   m_impl->script = std::move(script);
   m_impl->latency_ms = m_impl->script.latency_ms;
   m_impl->server.new_task_queue = [] { return new httplib::ThreadPool(64); };
+  m_impl->server.set_tcp_nodelay(true);  // answers go out as headers then body (see agent/service/server.cpp)
   m_impl->server.Post("/v1/chat/completions",
                       [this](const httplib::Request& q, httplib::Response& r) { m_impl->handle(q, r); });
   m_impl->server.Get("/v1/models", [](const httplib::Request&, httplib::Response& r) {
-    r.set_content(R"({"object":"list","data":[{"id":"embedded-script","object":"model"}]})", "application/json");
+    r.set_content(R"({"object":"list","data":[{"id":"embedded-script","object":"model"}]})", k_json_content_type);
   });
   if (port == 0) {
     m_impl->port = m_impl->server.bind_to_any_port("127.0.0.1");

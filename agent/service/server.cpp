@@ -1,4 +1,5 @@
 #include "agent/service/server.hpp"
+#include "agent/service/content_types.hpp"
 
 #include <httplib.h>
 
@@ -36,11 +37,14 @@ evald_server::evald_server(evald_service& service) : m_impl(std::make_unique<imp
   // requests answered at once (health, metrics, 429s).
   const size_t threads = size_t(o.capacity) + 8;
   server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // Each answer goes out as two writes (headers, then body); with Nagle's
+  // algorithm the body could wait for the ACK of the headers.
+  server.set_tcp_nodelay(true);
   server.set_read_timeout(60, 0);
   server.set_write_timeout(60, 0);
   server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     res.status = 500;
-    res.set_content(R"({"error":"internal error","status":500})", "application/json");
+    res.set_content(R"({"error":"internal error","status":500})", k_json_content_type);
   });
 }
 

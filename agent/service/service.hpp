@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "agent/service/eval_queue.hpp"
+#include "agent/service/content_types.hpp"
 #include "agent/service/metrics.hpp"
 #include "agent/store/request_log.hpp"
 #include "evaluator/api/evaluation.hpp"
@@ -43,7 +44,7 @@ struct http_request {
 struct http_answer {
   int status = 200;
   std::string body;
-  std::string content_type = "application/json";
+  std::string content_type = k_json_content_type;
   std::vector<std::pair<std::string, std::string>> headers;
 };
 

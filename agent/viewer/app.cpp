@@ -1,4 +1,5 @@
 #include "agent/viewer/app.hpp"
+#include "agent/service/content_types.hpp"
 
 #include <charconv>
 #include <vector>
@@ -41,7 +42,7 @@ int64_t parse_id(const std::string& text) {
 
 http_response html(std::string body) { return {200, "text/html; charset=utf-8", std::move(body)}; }
 http_response json_response(const nlohmann::json& j) {
-  return {200, "application/json", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+  return {200, k_json_content_type, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
 }
 
 experiment_row need_experiment(run_store& store, int64_t id) {
@@ -77,7 +78,7 @@ http_response viewer_app::get(const std::string& path) {
   auto failure = [&](int status, const std::string& message) -> http_response {
     // The message may quote a decoded path holding invalid UTF-8 (%ff).
     if (api)
-      return {status, "application/json",
+      return {status, k_json_content_type,
               nlohmann::json{{"error", message}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
     return {status, "text/html; charset=utf-8", error_page(status, message)};
   };

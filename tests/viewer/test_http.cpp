@@ -83,3 +83,15 @@ TEST_CASE("viewer keeps answering while 60 idle TCP connections are open") {
   CHECK(r->status == 200);
   CHECK(s < 2.5);
 }
+
+TEST_CASE("viewer answers JSON uncompressed even to a browser that offers brotli") {
+  testing::served_db served("viewer-encoding");
+  httplib::Client client("127.0.0.1", served.port());
+  client.set_decompress(false);
+  auto api = client.Get("/api/experiments", {{"Accept-Encoding", "gzip, deflate, br, zstd"}});
+  REQUIRE(api);
+  CHECK(api->status == 200);
+  CHECK_MESSAGE(!api->has_header("Content-Encoding"), "encoded: ", api->get_header_value("Content-Encoding"));
+  CHECK(api->get_header_value("Content-Type").find("application/json") == 0);
+  CHECK(nlohmann::json::parse(api->body)[0]["name"] == "exp1");
+}
