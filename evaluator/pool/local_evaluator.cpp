@@ -101,40 +101,32 @@ std::vector<std::string> visible_device_ids(int count) {
   return ids;
 }
 
+// $name as an integer in [lo, hi]; `fallback` when unset or not one.
+int env_count(const char* name, int lo, int hi, int fallback) {
+  if (const char* env = std::getenv(name); env && *env) {
+    char* end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end && *end == '\0' && v >= lo && v <= hi) return int(v);
+  }
+  return fallback;
+}
+
 // Spare counting workers kept per GPU: the option, else $PTXBENCH_SPARE_WORKERS, else 6
 // (a candidate's counting passes take one each, two or more; a spare takes about half a
 // second to start; with two main workers four spares were too few to keep up on the H200).
 int spare_workers(const local_evaluator_options& o) {
-  if (o.spare_workers >= 0) return o.spare_workers;
-  if (const char* env = std::getenv("PTXBENCH_SPARE_WORKERS"); env && *env) {
-    char* end = nullptr;
-    long v = std::strtol(env, &end, 10);
-    if (end && *end == '\0' && v >= 0 && v <= 16) return int(v);
-  }
-  return 6;
+  return o.spare_workers >= 0 ? o.spare_workers : env_count("PTXBENCH_SPARE_WORKERS", 0, 16, 6);
 }
 
 // Main workers per GPU: the option, else $PTXBENCH_MAIN_WORKERS, else 2.
 int main_workers(const local_evaluator_options& o) {
-  if (o.main_workers >= 1) return std::min(o.main_workers, 8);
-  if (const char* env = std::getenv("PTXBENCH_MAIN_WORKERS"); env && *env) {
-    char* end = nullptr;
-    long v = std::strtol(env, &end, 10);
-    if (end && *end == '\0' && v >= 1 && v <= 8) return int(v);
-  }
-  return 2;
+  return o.main_workers >= 1 ? std::min(o.main_workers, 8) : env_count("PTXBENCH_MAIN_WORKERS", 1, 8, 2);
 }
 
 // CUDA_DEVICE_MAX_CONNECTIONS of the spares: the option, else
 // $PTXBENCH_SPARE_CONNECTIONS, else 1 (0: the environment's own).
 int spare_connections(const local_evaluator_options& o) {
-  if (o.spare_connections >= 0) return std::min(o.spare_connections, 32);
-  if (const char* env = std::getenv("PTXBENCH_SPARE_CONNECTIONS"); env && *env) {
-    char* end = nullptr;
-    long v = std::strtol(env, &end, 10);
-    if (end && *end == '\0' && v >= 0 && v <= 32) return int(v);
-  }
-  return 1;
+  return o.spare_connections >= 0 ? std::min(o.spare_connections, 32) : env_count("PTXBENCH_SPARE_CONNECTIONS", 0, 32, 1);
 }
 
 bool speculative_counting(const local_evaluator_options& o) {
