@@ -4,7 +4,8 @@
 // timing), and spare
 // workers started ahead of need for the executed-instruction passes (CUPTI
 // counts only in a process's first pass, so each pass takes a fresh process;
-// a spare has its context, cuBLAS and profiler set up before it is needed).
+// a spare has its context and cuBLAS set up before it is needed; CUPTI is set
+// up inside the pass, after the candidate's module is loaded).
 //
 // The GPU gate keeps timing clean: a main worker about to take timed samples
 // asks for the GPU (`ready_to_time`), and is answered only when no worker is

@@ -82,7 +82,8 @@ class worker_process {
   // Sets one variable of the worker's environment (replacing the supervisor's
   // value of it); an empty value leaves the supervisor's as it is.
   void set_environment(const std::string& name, std::string value) { m_environment[name] = std::move(value); }
-  // A spare for counting passes: its profiler is set up at start.
+  // A spare for counting passes: it warms cuBLAS at start; its profiler is set
+  // up in the pass, after the candidate's module is loaded.
   void set_spare(bool spare) { m_spare = spare; }
   // With a gated start: the context and cuBLAS handle are made before the
   // worker asks for the GPU (only the warm-up waits), not after.
