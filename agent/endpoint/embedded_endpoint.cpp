@@ -1,5 +1,6 @@
 #include "agent/endpoint/embedded_endpoint.hpp"
 #include "agent/service/content_types.hpp"
+#include "agent/service/http_encoding.hpp"
 
 #include <httplib.h>
 
@@ -178,6 +179,7 @@ embedded_endpoint::embedded_endpoint(endpoint_script script, int port) : m_impl(
   m_impl->latency_ms = m_impl->script.latency_ms;
   m_impl->server.new_task_queue = [] { return new httplib::ThreadPool(64); };
   m_impl->server.set_tcp_nodelay(true);  // answers go out as headers then body (see agent/service/server.cpp)
+  refuse_brotli(m_impl->server);  // see agent/service/http_encoding.hpp
   m_impl->server.Post("/v1/chat/completions",
                       [this](const httplib::Request& q, httplib::Response& r) { m_impl->handle(q, r); });
   m_impl->server.Get("/v1/models", [](const httplib::Request&, httplib::Response& r) {

@@ -1,5 +1,6 @@
 #include "agent/service/server.hpp"
 #include "agent/service/content_types.hpp"
+#include "agent/service/http_encoding.hpp"
 
 #include <httplib.h>
 
@@ -40,6 +41,7 @@ evald_server::evald_server(evald_service& service) : m_impl(std::make_unique<imp
   // Each answer goes out as two writes (headers, then body); with Nagle's
   // algorithm the body could wait for the ACK of the headers.
   server.set_tcp_nodelay(true);
+  refuse_brotli(server);  // metrics are text: see agent/service/http_encoding.hpp
   server.set_read_timeout(60, 0);
   server.set_write_timeout(60, 0);
   server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {

@@ -1,4 +1,5 @@
 #include "agent/viewer/server.hpp"
+#include "agent/service/http_encoding.hpp"
 
 #include <httplib.h>
 
@@ -34,6 +35,7 @@ viewer_server::viewer_server(run_store& store) : m_impl(std::make_unique<impl>(s
   m_impl->server.Get(".*", handler);
   m_impl->server.new_task_queue = [] { return new httplib::ThreadPool(k_threads); };
   m_impl->server.set_tcp_nodelay(true);  // answers go out as headers then body (see agent/service/server.cpp)
+  refuse_brotli(m_impl->server);  // pages of 0.5 MB and more: see agent/service/http_encoding.hpp
   m_impl->server.set_read_timeout(k_idle_s, 0);
   m_impl->server.set_write_timeout(k_idle_s, 0);
   m_impl->server.set_keep_alive_timeout(k_idle_s);
