@@ -1,6 +1,4 @@
 #include "agent/endpoint/embedded_endpoint.hpp"
-#include "agent/service/content_types.hpp"
-#include "agent/service/http_encoding.hpp"
 
 #include <httplib.h>
 
@@ -12,6 +10,8 @@
 #include <sstream>
 #include <thread>
 
+#include "agent/service/content_types.hpp"
+#include "agent/service/http_encoding.hpp"
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/json_path.hpp"
 

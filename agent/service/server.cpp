@@ -1,11 +1,11 @@
 #include "agent/service/server.hpp"
-#include "agent/service/content_types.hpp"
-#include "agent/service/http_encoding.hpp"
 
 #include <httplib.h>
 
 #include <stdexcept>
 
+#include "agent/service/content_types.hpp"
+#include "agent/service/http_encoding.hpp"
 #include "evaluator/api/json_path.hpp"
 
 namespace ptxbench::service {

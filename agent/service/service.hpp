@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "agent/service/eval_queue.hpp"
 #include "agent/service/content_types.hpp"
+#include "agent/service/eval_queue.hpp"
 #include "agent/service/metrics.hpp"
 #include "agent/store/request_log.hpp"
 #include "evaluator/api/evaluation.hpp"

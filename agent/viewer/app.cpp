@@ -1,11 +1,11 @@
 #include "agent/viewer/app.hpp"
-#include "agent/service/content_types.hpp"
 
 #include <charconv>
 #include <vector>
 
 #include "agent/data/metrics.hpp"
 #include "agent/data/report.hpp"
+#include "agent/service/content_types.hpp"
 #include "agent/viewer/api.hpp"
 #include "agent/viewer/assets.hpp"
 #include "agent/viewer/pages.hpp"

@@ -1,10 +1,10 @@
 #include "agent/viewer/server.hpp"
-#include "agent/service/http_encoding.hpp"
 
 #include <httplib.h>
 
 #include <stdexcept>
 
+#include "agent/service/http_encoding.hpp"
 #include "agent/viewer/app.hpp"
 
 namespace ptxbench::viewer {

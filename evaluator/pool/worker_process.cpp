@@ -86,12 +86,11 @@ worker_start worker_process::start(int timeout_ms, const std::function<void()>& 
   }
   args.push_back(nullptr);
   char** argv = args.data();
-  // The child's environment: ours, with CUDA_VISIBLE_DEVICES replaced when
-  // this worker has its own GPU, and the variables set for it replaced.
+  // The child's environment: ours, with the variables set for this worker
+  // (CUDA_VISIBLE_DEVICES when it has its own GPU) replaced.
   std::map<std::string, std::string> overrides;
   for (const auto& [name, value] : m_environment)
     if (!value.empty()) overrides[name] = value;
-  if (!m_visible_devices.empty()) overrides["CUDA_VISIBLE_DEVICES"] = m_visible_devices;
   std::vector<std::string> assignments;
   for (const auto& [name, value] : overrides) assignments.push_back(name + "=" + value);
   std::vector<char*> envp;

@@ -78,7 +78,7 @@ class worker_process {
   // Restricts the worker to these GPUs (CUDA_VISIBLE_DEVICES in its
   // environment; "" = inherit the supervisor's). With one GPU listed, the
   // worker's --device is 0: a candidate cannot reach another slot's GPU.
-  void set_visible_devices(std::string devices) { m_visible_devices = std::move(devices); }
+  void set_visible_devices(std::string devices) { set_environment("CUDA_VISIBLE_DEVICES", std::move(devices)); }
   // Sets one variable of the worker's environment (replacing the supervisor's
   // value of it); an empty value leaves the supervisor's as it is.
   void set_environment(const std::string& name, std::string value) { m_environment[name] = std::move(value); }
@@ -110,8 +110,7 @@ class worker_process {
   double m_known_copy_gbps = 0.0;
   bool m_spare = false;
   bool m_context_ungated = false;
-  std::string m_visible_devices;
-  std::map<std::string, std::string> m_environment;
+  std::map<std::string, std::string> m_environment;  // set_environment's, empty values included
   std::unique_ptr<protocol::line_reader> m_reader;
 };
 
