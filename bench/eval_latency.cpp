@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "bench/source_dir.hpp"
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/local.hpp"
 #include "evaluator/compile/compile.hpp"
@@ -21,12 +22,9 @@
 using namespace ptxbench;
 namespace fs = std::filesystem;
 
-namespace {
+using bench::source_dir;
 
-fs::path source_dir() {
-  if (const char* e = std::getenv("PTXBENCH_SOURCE_DIR"); e && *e) return e;
-  return PTXBENCH_SOURCE_DIR;
-}
+namespace {
 
 struct candidate {
   std::string name;

@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <future>
@@ -21,6 +20,7 @@
 
 #include "agent/llm/remote_evaluator.hpp"
 #include "agent/service/server.hpp"
+#include "bench/source_dir.hpp"
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/local.hpp"
 
@@ -28,13 +28,9 @@ using namespace ptxbench;
 namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
 
-namespace {
+using bench::source_dir;
 
-// The source tree (tasks, solutions): $PTXBENCH_SOURCE_DIR when set (a copy on another machine), else the build's.
-fs::path source_dir() {
-  if (const char* e = std::getenv("PTXBENCH_SOURCE_DIR"); e && *e) return e;
-  return PTXBENCH_SOURCE_DIR;
-}
+namespace {
 
 double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();

@@ -32,6 +32,7 @@
 
 #include "agent/endpoint/embedded_endpoint.hpp"
 #include "agent/loop/orchestrator.hpp"
+#include "bench/source_dir.hpp"
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/local.hpp"
 
@@ -39,12 +40,9 @@ using namespace ptxbench;
 namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
 
-namespace {
+using bench::source_dir;
 
-fs::path source_dir() {
-  if (const char* e = std::getenv("PTXBENCH_SOURCE_DIR"); e && *e) return e;
-  return PTXBENCH_SOURCE_DIR;
-}
+namespace {
 
 double seconds(clock_type::time_point a, clock_type::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
