@@ -108,7 +108,7 @@ struct instruction_report {
   // is no target, tensor-core math on other types...) / task FLOPs, per
   // counted size; above k_max_other_math_share the stage fails.
   std::map<std::string, double> other_math_share;
-  std::string sass_source;      // "nvdisasm --emit-json", "cuobjdump", or "" when none
+  std::string sass_source;      // "nvdisasm -c -ndf", "nvdisasm --emit-json", "nvdisasm -c", or "" when none
   std::vector<instruction_check> checks;
   std::map<std::string, int64_t> executed_by_opcode;  // top opcodes of the instrumented run
   double static_ms = 0;                     // the static check (disassembly included)

@@ -107,7 +107,7 @@ struct sass_instruction {
 
 struct sass_listing {
   bool available = false;  // false when no disassembler could be run
-  std::string source;      // "nvdisasm --emit-json", "nvdisasm", ...
+  std::string source;      // "nvdisasm -c -ndf", "nvdisasm --emit-json", "nvdisasm -c"
   std::string error;       // why it is unavailable
   std::vector<sass_instruction> instructions;
   std::map<std::string, int> opcode_counts;

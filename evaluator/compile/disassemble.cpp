@@ -1,9 +1,14 @@
 // disassemble: runs nvdisasm on the cubin in a child process (nvdisasm reads
-// only files, so the cubin goes through a private temporary file). JSON output
-// is preferred; plain text is the fallback for an nvdisasm without
-// --emit-json or with a JSON shape this reader does not know.
+// only files, so the cubin goes through a private temporary file). The text
+// listing without nvdisasm's dataflow analysis (-c -ndf) is read first: it is
+// the same listing, and on the H200 machine it cost 0.56-0.65 s per call
+// against 0.72-0.83 s for --emit-json (docs/gpu-runs.md, 2026-12-04), most of
+// a new candidate's critical path after its compile. --emit-json, then plain
+// -c, are the fallbacks for an nvdisasm that refuses -ndf or prints a text
+// shape the checked reader does not accept.
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,19 +121,34 @@ sass_listing disassemble_uncached(const std::vector<char>& cubin) {
     listing.error = "could not write the cubin to a temporary file";
     return listing;
   }
-  const process_result json = run_process({nvdisasm, "--emit-json", file.path()}, time_limit_ms);
   std::optional<std::vector<sass_instruction>> parsed;
-  if (json.ran && json.exit_code == 0) parsed = parse_nvdisasm_json(json.out);
-  if (parsed) {
-    listing.source = "nvdisasm --emit-json";
+  std::string failure;
+  const auto note_failure = [&](const process_result& r) {
+    if (failure.empty()) failure = !r.ran ? r.failure : "nvdisasm failed: " + first_line(r.err);
+  };
+  const process_result fast = run_process({nvdisasm, "-c", "-ndf", file.path()}, time_limit_ms);
+  if (fast.ran && fast.exit_code == 0) {
+    parsed = parse_nvdisasm_text_checked(fast.out);
+    if (parsed) listing.source = "nvdisasm -c -ndf";
+    if (!parsed) failure = "nvdisasm's text listing was not understood";
   } else {
+    note_failure(fast);
+  }
+  if (!parsed && !fast.timed_out) {
+    const process_result json = run_process({nvdisasm, "--emit-json", file.path()}, time_limit_ms);
+    if (json.ran && json.exit_code == 0) parsed = parse_nvdisasm_json(json.out);
+    if (parsed) listing.source = "nvdisasm --emit-json";
+  }
+  if (!parsed && !(fast.ran && fast.exit_code == 0) && !fast.timed_out) {
+    // An nvdisasm that knows neither -ndf nor --emit-json.
     const process_result text = run_process({nvdisasm, "-c", file.path()}, time_limit_ms);
-    if (!text.ran || text.exit_code != 0) {
-      listing.error = !text.ran ? text.failure : "nvdisasm failed: " + first_line(text.err);
-      return listing;
-    }
-    parsed = parse_nvdisasm_text(text.out);
-    listing.source = "nvdisasm";
+    if (text.ran && text.exit_code == 0) parsed = parse_nvdisasm_text_checked(text.out);
+    if (parsed) listing.source = "nvdisasm -c";
+    if (!parsed && (!text.ran || text.exit_code != 0)) note_failure(text);
+  }
+  if (!parsed) {
+    listing.error = failure.empty() ? "nvdisasm's listing was not understood" : failure;
+    return listing;
   }
   listing.instructions = std::move(*parsed);
   for (const sass_instruction& inst : listing.instructions) ++listing.opcode_counts[inst.opcode];

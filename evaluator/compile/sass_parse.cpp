@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string_view>
 
 #include "evaluator/compile/ptx_text.hpp"
@@ -170,6 +171,21 @@ std::vector<sass_instruction> parse_nvdisasm_text(const std::string& text) {
         space == std::string_view::npos ? std::string_view() : body.substr(skip_spaces(body, space));
     out.push_back(make_sass_instruction(function, inst->offset, std::string(predicate), std::string(opcode),
                                         std::string(operands)));
+  }
+  return out;
+}
+
+std::optional<std::vector<sass_instruction>> parse_nvdisasm_text_checked(const std::string& text) {
+  std::vector<sass_instruction> out = parse_nvdisasm_text(text);
+  if (out.empty()) return std::nullopt;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const bool first = i == 0 || out[i].function != out[i - 1].function;
+    if (first) {
+      if (!seen.insert(out[i].function).second || out[i].offset != 0) return std::nullopt;
+    } else if (out[i].offset != out[i - 1].offset + sass_instruction_bytes) {
+      return std::nullopt;
+    }
   }
   return out;
 }

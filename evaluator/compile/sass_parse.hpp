@@ -26,6 +26,12 @@ std::optional<std::vector<sass_instruction>> parse_nvdisasm_json(const std::stri
 // kernel calls are appended to its section and counted as part of it).
 std::vector<sass_instruction> parse_nvdisasm_text(const std::string& text);
 
+// parse_nvdisasm_text, kept only when the listing is whole: at least one
+// instruction, each function's section seen once, and its offsets 0, 16, 32...
+// without a gap or a repeat (a line the reader skipped would leave one).
+// nullopt otherwise.
+std::optional<std::vector<sass_instruction>> parse_nvdisasm_text_checked(const std::string& text);
+
 // Builds an instruction from its parts: `opcode` with modifiers
 // ("HGMMA.64x128x16.F32.BF16"), the predicate ("@P0", "@!UP0") or "", and the
 // operand text; fills the base opcode and the full text.

@@ -5,6 +5,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "evaluator/compile/compile.hpp"
 #include "evaluator/compile/sass_parse.hpp"
@@ -34,12 +38,56 @@ int count_matching(const sass_listing& l, const std::string& table_opcode) {
   return n;
 }
 
+// nvdisasm run directly on `cubin` with `options`; its stdout.
+std::string run_nvdisasm(const std::string& nvdisasm, const std::string& options, const std::vector<char>& cubin) {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / "ptxbench-test-direct.cubin";
+  std::ofstream(file, std::ios::binary).write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
+  std::string out;
+  FILE* pipe = ::popen(("'" + nvdisasm + "' " + options + " '" + file.string() + "'").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+  ::pclose(pipe);
+  std::filesystem::remove(file);
+  return out;
+}
+
+// An nvdisasm wrapper script around the real one: `body` runs first with the
+// arguments in "$@" (it may exit), then the real nvdisasm does. Every call's
+// arguments are appended to `log`.
+std::filesystem::path nvdisasm_wrapper(const std::string& name, const std::string& body,
+                                       const std::filesystem::path& log) {
+  const std::filesystem::path wrapper = std::filesystem::temp_directory_path() / name;
+  std::ofstream(wrapper) << "#!/bin/sh\necho \"$*\" >> '" << log.string() << "'\n"
+                         << body << "\nexec '" << nvdisasm_path() << "' \"$@\"\n";
+  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+  return wrapper;
+}
+
+std::vector<std::string> lines_of(const std::filesystem::path& file) {
+  std::vector<std::string> out;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// disassemble() through `wrapper`, on a cubin it has not seen (the listing
+// cache is cleared first).
+sass_listing disassemble_with(const std::filesystem::path& wrapper, const std::vector<char>& cubin) {
+  disassembly_cache_clear();
+  ::setenv("PTXBENCH_NVDISASM", wrapper.c_str(), 1);
+  sass_listing l = disassemble(cubin);
+  ::unsetenv("PTXBENCH_NVDISASM");
+  disassembly_cache_clear();
+  return l;
+}
+
 }  // namespace
 
 TEST_CASE("wgmma lowers to HGMMA and QGMMA with their shapes in the opcode") {
   auto l = listing_of("wgmma_sm90a.ptx", "sm_90a");
   if (!l) return;
-  CHECK(l->source == "nvdisasm --emit-json");
+  CHECK(l->source == "nvdisasm -c -ndf");
   CHECK(l->opcode_counts["HGMMA"] >= 2);
   CHECK(l->opcode_counts["QGMMA"] == 1);
   if (ptxbench::test::default_compile_keeps_setmaxnreg()) CHECK(l->opcode_counts["USETMAXREG"] == 1);
@@ -79,32 +127,38 @@ TEST_CASE("tcgen05 on sm_100a lowers to UTCHMMA - UTCQMMA - UTCBAR and LDTM") {
   CHECK(count_matching(*l, "UTMALDG") == 1);
 }
 
-TEST_CASE("offsets from --emit-json equal the addresses of the text disassembly") {
-  const compiled_module m = compile_ptx(read_ptx_fixture("tma_mbarrier_sm90a.ptx"), "sm_90a");
-  REQUIRE(m.ok);
-  const sass_listing json = disassemble(m.cubin);
+TEST_CASE("the text listing without dataflow gives the instructions of --emit-json for every fixture") {
   const std::string nvdisasm = nvdisasm_path();
   if (nvdisasm.empty()) {
     MESSAGE("skipped: nvdisasm not found");
     return;
   }
-  const std::filesystem::path cubin = std::filesystem::temp_directory_path() / "ptxbench-test-offsets.cubin";
-  std::ofstream(cubin, std::ios::binary).write(m.cubin.data(), static_cast<std::streamsize>(m.cubin.size()));
-  std::string text;
-  FILE* pipe = ::popen(("'" + nvdisasm + "' -c '" + cubin.string() + "'").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) text.append(buffer, n);
-  ::pclose(pipe);
-  std::filesystem::remove(cubin);
-  const std::vector<sass_instruction> from_text = parse_nvdisasm_text(text);
-  REQUIRE(json.instructions.size() == from_text.size());
-  REQUIRE(json.instructions.size() > 10);
-  for (size_t i = 0; i < from_text.size(); ++i) {
-    CAPTURE(i);
-    CHECK(json.instructions[i].function == from_text[i].function);
-    CHECK(json.instructions[i].offset == from_text[i].offset);
-    CHECK(json.instructions[i].opcode == from_text[i].opcode);
+  for (const auto& [fixture, arch] : std::vector<std::pair<std::string, std::string>>{
+           {"tma_mbarrier_sm90a.ptx", "sm_90a"}, {"wgmma_sm90a.ptx", "sm_90a"}, {"mma_sync_sm90a.ptx", "sm_90a"},
+           {"entries_mixed.ptx", "sm_90a"}, {"trivial_sm90a.ptx", "sm_90a"}, {"tcgen05_sm100a.ptx", "sm_100a"}}) {
+    CAPTURE(fixture);
+    const compiled_module m = compile_ptx(read_ptx_fixture(fixture), arch);
+    REQUIRE(m.ok);
+    const sass_listing listing = disassemble(m.cubin);
+    REQUIRE_MESSAGE(listing.available, listing.error);
+    CHECK(listing.source == "nvdisasm -c -ndf");
+    const auto json = parse_nvdisasm_json(run_nvdisasm(nvdisasm, "--emit-json", m.cubin));
+    REQUIRE(json.has_value());
+    REQUIRE(json->size() == listing.instructions.size());
+    REQUIRE(json->size() > 3);
+    std::map<std::string, int> json_counts;
+    for (size_t i = 0; i < json->size(); ++i) {
+      CAPTURE(i);
+      const sass_instruction& a = listing.instructions[i];
+      const sass_instruction& b = (*json)[i];
+      ++json_counts[b.opcode];
+      CHECK(a.function == b.function);
+      CHECK(a.offset == b.offset);
+      CHECK(a.opcode == b.opcode);
+      // Branch targets differ by form: "`(.L_x_0)" in text, "0x1bf0" in JSON.
+      if (a.text.find('`') == std::string::npos) CHECK(a.text == b.text);
+    }
+    CHECK(listing.opcode_counts == json_counts);
   }
 }
 
@@ -196,40 +250,92 @@ TEST_CASE("an empty cubin is an unavailable listing with a reason - not an excep
   CHECK_FALSE(l.error.empty());
 }
 
-TEST_CASE("without --emit-json the text disassembly gives the same instructions") {
-  const std::string real = nvdisasm_path();
-  if (real.empty()) {
+TEST_CASE("a new cubin costs one nvdisasm run - the text listing without dataflow analysis") {
+  if (nvdisasm_path().empty()) {
+    MESSAGE("skipped: nvdisasm not found");
+    return;
+  }
+  const compiled_module m = compile_ptx(read_ptx_fixture("wgmma_sm90a.ptx"), "sm_90a");
+  REQUIRE(m.ok);
+  const std::filesystem::path log = std::filesystem::temp_directory_path() / "ptxbench-test-nvdisasm-calls.log";
+  std::filesystem::remove(log);
+  const auto wrapper = nvdisasm_wrapper("ptxbench-test-logging-nvdisasm.sh", "", log);
+  const sass_listing l = disassemble_with(wrapper, m.cubin);
+  const std::vector<std::string> calls = lines_of(log);
+  std::filesystem::remove(wrapper);
+  std::filesystem::remove(log);
+  REQUIRE(l.available);
+  REQUIRE(calls.size() == 1);
+  CHECK(calls[0].rfind("-c -ndf ", 0) == 0);
+  CHECK(l.source == "nvdisasm -c -ndf");
+}
+
+TEST_CASE("an nvdisasm that refuses -ndf or --emit-json falls back to the next listing - same instructions") {
+  if (nvdisasm_path().empty()) {
     MESSAGE("skipped: nvdisasm not found");
     return;
   }
   const compiled_module m = compile_ptx(read_ptx_fixture("mma_sync_sm90a.ptx"), "sm_90a");
   REQUIRE(m.ok);
-  const sass_listing json = disassemble(m.cubin);
-  // An nvdisasm that refuses --emit-json, as older releases do.
-  const std::filesystem::path wrapper = std::filesystem::temp_directory_path() / "ptxbench-test-old-nvdisasm.sh";
-  std::ofstream(wrapper)
-      << "#!/bin/sh\nif [ \"$1\" = \"--emit-json\" ]; then echo \"nvdisasm fatal : Unknown option\" >&2; "
-         "exit 1; fi\nexec '"
-      << real << "' \"$@\"\n";
-  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
-  ::setenv("PTXBENCH_NVDISASM", wrapper.c_str(), 1);
-  const sass_listing text = disassemble(m.cubin);
+  disassembly_cache_clear();
+  const sass_listing fast = disassemble(m.cubin);
+  REQUIRE(fast.available);
+  const std::filesystem::path log = std::filesystem::temp_directory_path() / "ptxbench-test-nvdisasm-fallback.log";
+  const auto refuse = [](const std::string& option) {
+    return "for a in \"$@\"; do if [ \"$a\" = \"" + option +
+           "\" ]; then echo \"nvdisasm fatal : Unknown option '" + option + "'\" >&2; exit 1; fi; done";
+  };
+  struct fallback_case {
+    std::string what, body, source;
+    size_t calls;
+  };
+  for (const fallback_case& c : std::vector<fallback_case>{
+           {"no -ndf", refuse("-ndf"), "nvdisasm --emit-json", 2},
+           {"neither -ndf nor --emit-json", refuse("-ndf") + "\n" + refuse("--emit-json"), "nvdisasm -c", 3},
+           // A text listing with a line lost (a gap in the offsets) is not trusted.
+           {"a garbled text listing",
+            "case \"$*\" in *-ndf*) '" + nvdisasm_path() + "' \"$@\" | sed '/\\/\\*0040\\*\\//d'; exit 0;; esac",
+            "nvdisasm --emit-json", 2}}) {
+    CAPTURE(c.what);
+    std::filesystem::remove(log);
+    const auto wrapper = nvdisasm_wrapper("ptxbench-test-fallback-nvdisasm.sh", c.body, log);
+    const sass_listing l = disassemble_with(wrapper, m.cubin);
+    const size_t calls = lines_of(log).size();
+    std::filesystem::remove(wrapper);
+    REQUIRE_MESSAGE(l.available, l.error);
+    CHECK(l.source == c.source);
+    CHECK(calls == c.calls);
+    CHECK(l.opcode_counts == fast.opcode_counts);
+    REQUIRE(l.instructions.size() == fast.instructions.size());
+    for (size_t i = 0; i < l.instructions.size(); ++i) {
+      CHECK(l.instructions[i].function == fast.instructions[i].function);
+      CHECK(l.instructions[i].offset == fast.instructions[i].offset);
+      CHECK(l.instructions[i].opcode == fast.instructions[i].opcode);
+    }
+  }
+  std::filesystem::remove(log);
+
   ::setenv("PTXBENCH_NVDISASM", "/nonexistent/nvdisasm", 1);
   const sass_listing missing = disassemble(m.cubin);
   ::unsetenv("PTXBENCH_NVDISASM");
-  std::filesystem::remove(wrapper);
-
-  REQUIRE(text.available);
-  CHECK(text.source == "nvdisasm");
-  CHECK(text.opcode_counts == json.opcode_counts);
-  REQUIRE(text.instructions.size() == json.instructions.size());
-  for (size_t i = 0; i < text.instructions.size(); ++i) {
-    CHECK(text.instructions[i].offset == json.instructions[i].offset);
-    // Branch targets differ by form: "`(.L_x_0)" in text, "0x1bf0" in JSON.
-    if (text.instructions[i].text.find('`') == std::string::npos) {
-      CHECK(text.instructions[i].text == json.instructions[i].text);
-    }
-  }
   CHECK_FALSE(missing.available);
   CHECK(missing.error.find("nvdisasm not found") != std::string::npos);
+}
+
+TEST_CASE("the checked text reader refuses a listing with a gap - a repeat - a section seen twice or nothing") {
+  const std::string head = "\t.section\t.text.k1,\"ax\",@progbits\n";
+  const auto line = [](const char* offset, const char* body) {
+    return std::string("        /*") + offset + "*/                   " + body + " ;\n";
+  };
+  const std::string whole = head + line("0000", "LDC R1, c[0x0][0x28]") + line("0010", "EXIT") +
+                            "\t.section\t.text.k2,\"ax\",@progbits\n" + line("0000", "EXIT");
+  const auto ok = parse_nvdisasm_text_checked(whole);
+  REQUIRE(ok.has_value());
+  CHECK(ok->size() == 3);
+  CHECK_FALSE(parse_nvdisasm_text_checked(head + line("0000", "LDC R1, c[0x0][0x28]") + line("0020", "EXIT")));
+  CHECK_FALSE(parse_nvdisasm_text_checked(head + line("0000", "NOP") + line("0000", "EXIT")));
+  CHECK_FALSE(parse_nvdisasm_text_checked(head + line("0010", "EXIT")));
+  CHECK_FALSE(parse_nvdisasm_text_checked(whole + head + line("0000", "EXIT")));
+  CHECK_FALSE(parse_nvdisasm_text_checked(""));
+  CHECK_FALSE(parse_nvdisasm_text_checked(head));
 }

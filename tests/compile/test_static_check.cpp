@@ -106,7 +106,7 @@ TEST_CASE("the wgmma + TMA fixture passes its targets statically") {
     CHECK(check_of(r, "cp.async.bulk.tensor").sass_count == -1);
     return;
   }
-  CHECK(r.sass_source == "nvdisasm --emit-json");
+  CHECK(r.sass_source == "nvdisasm -c -ndf");
   CHECK(check_of(r, "cp.async.bulk.tensor").sass_count == 2);
   CHECK(check_of(r, "cp.async.bulk.tensor").passed);
   CHECK(check_of(r, "mbarrier.try_wait").sass_count >= 1);
