@@ -3,7 +3,7 @@
 // ptxas (or nvJitLink) turns PTX into the cubin that is later loaded,
 // disassembled and profiled (the same bytes); the PTX text and the SASS are scanned for the
 // task's target instructions. Candidate problems are values; only broken
-// infrastructure throws.
+// infrastructure throws (or, for a compile, is compiled_module::evaluator_error).
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -21,6 +21,10 @@ struct compiled_module {
   std::vector<char> cubin;  // ELF bytes for the task's arch; empty when !ok
   compile_report report;    // log, diagnostics with quoted PTX lines, resources per kernel
   double time_ms = 0.0;
+  // Not ok for a reason of the evaluator's, not of the PTX: no compiler, a
+  // temporary file not written, a compiler that crashed or failed without a
+  // diagnostic, no cubin. "" when the compile ran and judged the PTX.
+  std::string evaluator_error;
 };
 
 // Compiles for `arch` (e.g. "sm_90a") with verbose ptxas output, through the

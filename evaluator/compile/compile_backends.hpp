@@ -14,7 +14,12 @@ void compile_with_ptxas(const std::string& ptx, const std::string& arch, const s
 // What compiler_backend::automatic stands for here and now (compile.hpp says how it is chosen).
 compiler_backend automatic_backend();
 
-// Appends an error diagnostic without a line (infrastructure or whole-module problems).
+// Appends an error diagnostic without a line (whole-module problems of the PTX).
 void add_compile_error(compile_report& report, std::string message);
+// Marks the compile failed by the evaluator (compiled_module::evaluator_error),
+// with `message` at the end of the log.
+void fail_compile(compiled_module& out, std::string message);
+// Whether the compiler's log gave an error diagnostic: a failure of the PTX's own.
+bool has_error_diagnostic(const compile_report& report);
 
 }  // namespace ptxbench

@@ -68,9 +68,15 @@ const char* result_name(nvJitLinkResult r) {
 void compile_with_nvjitlink(const std::string& ptx, const std::string& arch, compiled_module& out) {
   const std::string arch_option = "-arch=" + arch;
   jit_link link({arch_option.c_str(), "-Xptxas=-v"});
-  if (link.created() != NVJITLINK_SUCCESS) {
-    add_compile_error(out.report,
-                      std::string("nvJitLink rejected the target ") + arch + " (" + result_name(link.created()) + ")");
+  // An architecture the compiler does not know fails the compile as ptxas
+  // would; any other handle not made (internal, out of memory) is the evaluator's failure.
+  const nvJitLinkResult created = link.created();
+  if (created == NVJITLINK_ERROR_UNRECOGNIZED_ARCH || created == NVJITLINK_ERROR_UNSUPPORTED_ARCH) {
+    add_compile_error(out.report, std::string("nvJitLink rejected the target ") + arch + " (" + result_name(created) + ")");
+    return;
+  }
+  if (created != NVJITLINK_SUCCESS) {
+    fail_compile(out, std::string("nvJitLink could not be set up for ") + arch + " (" + result_name(created) + ")");
     return;
   }
   const nvJitLinkResult added =
@@ -88,21 +94,22 @@ void compile_with_nvjitlink(const std::string& ptx, const std::string& arch, com
   out.report.diagnostics = parse_ptxas_diagnostics(out.report.log, ptx);
   out.report.kernels = parse_ptxas_resources(info_log);
 
+  // The PTX failed when ptxas said why; any other failure (internal, out of
+  // memory, a thread pool) is the evaluator's.
   if (completed != NVJITLINK_SUCCESS) {
-    bool has_error = false;
-    for (const ptxas_diagnostic& d : out.report.diagnostics) has_error = has_error || d.severity == "error";
-    if (!has_error) add_compile_error(out.report, std::string("nvJitLink failed: ") + result_name(completed));
+    if (!has_error_diagnostic(out.report))
+      fail_compile(out, std::string("nvJitLink failed without an error message: ") + result_name(completed));
     return;
   }
   size_t cubin_size = 0;
   if (nvJitLinkGetLinkedCubinSize(link.handle(), &cubin_size) != NVJITLINK_SUCCESS || cubin_size == 0) {
-    add_compile_error(out.report, "nvJitLink produced no cubin");
+    fail_compile(out, "nvJitLink produced no cubin");
     return;
   }
   out.cubin.resize(cubin_size);
   if (nvJitLinkGetLinkedCubin(link.handle(), out.cubin.data()) != NVJITLINK_SUCCESS) {
     out.cubin.clear();
-    add_compile_error(out.report, "nvJitLink could not return the cubin");
+    fail_compile(out, "nvJitLink could not return the cubin");
     return;
   }
   out.report.cubin_bytes = cubin_size;

@@ -19,6 +19,17 @@ void add_compile_error(compile_report& report, std::string message) {
   report.diagnostics.push_back(std::move(d));
 }
 
+void fail_compile(compiled_module& out, std::string message) {
+  out.report.log += "evaluator error: " + message + "\n";
+  out.evaluator_error = std::move(message);
+}
+
+bool has_error_diagnostic(const compile_report& report) {
+  for (const ptxas_diagnostic& d : report.diagnostics)
+    if (d.severity == "error") return true;
+  return false;
+}
+
 std::string ptxas_path() {
   if (const char* configured = std::getenv("PTXBENCH_PTXAS"); configured && *configured) {
     return find_executable("", {configured}).string();
@@ -68,7 +79,8 @@ compiled_module compile_ptx(const std::string& ptx, const std::string& arch, com
   out.report.arch = arch;
   if (backend == compiler_backend::automatic) backend = automatic_backend();
   static const std::regex arch_pattern("sm_[0-9]+[a-z]?");
-  if (!std::regex_match(arch, arch_pattern)) {
+  // Length first: std::regex recurses per character and a long name would overflow the stack.
+  if (arch.size() > 16 || !std::regex_match(arch, arch_pattern)) {
     add_compile_error(out.report, "'" + arch + "' is not a target architecture (sm_90a, sm_100a, ...)");
   } else if (ptx.find_first_not_of(" \t\r\n") == std::string::npos) {
     add_compile_error(out.report, "the PTX module is empty");
@@ -78,7 +90,7 @@ compiled_module compile_ptx(const std::string& ptx, const std::string& arch, com
     const std::string ptxas = ptxas_path();
     out.report.log = "compiler: ptxas (whole program) -arch=" + arch + "\n";
     if (ptxas.empty()) {
-      add_compile_error(out.report, "ptxas not found (set PTXBENCH_PTXAS or PTXBENCH_COMPILER=nvjitlink)");
+      fail_compile(out, "ptxas not found (set PTXBENCH_PTXAS or PTXBENCH_COMPILER=nvjitlink)");
     } else {
       compile_with_ptxas(ptx, arch, ptxas, out);
     }

@@ -27,36 +27,36 @@ void compile_with_ptxas(const std::string& ptx, const std::string& arch, const s
   temp_file input("ptxbench-", ".ptx");
   temp_file output("ptxbench-", ".cubin");
   if (!input.ok() || !output.ok() || !input.write(ptx.data(), ptx.size())) {
-    add_compile_error(out.report, "could not write the PTX to a temporary file");
+    fail_compile(out, "could not write the PTX to a temporary file");
     return;
   }
   // ptxas compiles a large kernel in seconds; a module that keeps it busy past
   // the limit is a failed compile (ptxas is killed), not a stalled evaluator.
   const int limit_ms = compile_time_limit_ms();
   const process_result run = run_process({ptxas, "-arch=" + arch, "-v", "-o", output.path(), input.path()}, limit_ms);
+  if (run.timed_out) {
+    add_compile_error(out.report, "compile ran past the time limit of " + describe_ms(limit_ms) + " (ptxas was killed)");
+    return;
+  }
   if (!run.ran) {
-    add_compile_error(out.report, run.timed_out ? "compile ran past the time limit of " + describe_ms(limit_ms) +
-                                                      " (ptxas was killed)"
-                                                : run.failure);
+    fail_compile(out, "ptxas could not be run: " + run.failure);
     return;
   }
   const std::string log = replace_all(run.err + run.out, input.path(), "candidate.ptx");
   out.report.log += log;
   out.report.diagnostics = parse_ptxas_diagnostics(log, ptx);
   out.report.kernels = parse_ptxas_resources(log);
+  // The PTX failed when ptxas said why; any other failure is the evaluator's.
   if (run.exit_code != 0) {
-    bool has_error = false;
-    for (const ptxas_diagnostic& d : out.report.diagnostics) has_error = has_error || d.severity == "error";
-    if (!has_error) {
-      add_compile_error(out.report, run.exit_code > 128
-                                        ? "ptxas crashed (signal " + std::to_string(run.exit_code - 128) + ")"
-                                        : "ptxas failed with exit code " + std::to_string(run.exit_code));
-    }
+    if (!has_error_diagnostic(out.report))
+      fail_compile(out, run.exit_code > 128 ? "ptxas crashed (signal " + std::to_string(run.exit_code - 128) + ")"
+                                            : "ptxas failed with exit code " + std::to_string(run.exit_code) +
+                                                  " and no error message");
     return;
   }
   out.cubin = output.read();
   if (out.cubin.empty()) {
-    add_compile_error(out.report, "ptxas produced no cubin");
+    fail_compile(out, "ptxas exited 0 but produced no cubin");
     return;
   }
   out.report.cubin_bytes = out.cubin.size();

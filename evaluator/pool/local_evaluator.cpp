@@ -231,8 +231,12 @@ class local_evaluator final : public evaluator {
     compiled_module cm = compile_ptx(req.ptx, req.t.arch);
     note(r, start, cm.ok ? "compiled" : "compile failed");
     r.compile = cm.report;
-    r.stages[stage::compile] = {cm.ok ? stage_status::passed : stage_status::failed,
-                                cm.ok ? "" : compile_headline(cm.report), cm.time_ms};
+    // A compile the evaluator could not run (no ptxas, no temporary file...) is no verdict on the PTX.
+    if (!cm.evaluator_error.empty())
+      r.stages[stage::compile] = {stage_status::error, "compile could not run: " + cm.evaluator_error, cm.time_ms};
+    else
+      r.stages[stage::compile] = {cm.ok ? stage_status::passed : stage_status::failed,
+                                  cm.ok ? "" : compile_headline(cm.report), cm.time_ms};
     if (!cm.ok) return;
 
     // The static check (nvdisasm: a few hundred ms) runs while the GPU works.

@@ -1,6 +1,7 @@
 // compile_ptx through the real compilers (ptxas whole-program and nvJitLink),
 // for sm_90a and sm_100a, on a machine that may have no GPU.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -101,6 +102,7 @@ TEST_CASE("a syntax error is reported at its line with the PTX around it quoted"
     CHECK(d.quoted.find("   16 |") != std::string::npos);
     CHECK(d.quoted.find("   17 |") == std::string::npos);
     CHECK(m.report.log.find("candidate.ptx, line 14") != std::string::npos);  // no temporary file names
+    CHECK(m.evaluator_error.empty());  // the PTX's own failure
   }
 }
 
@@ -226,4 +228,75 @@ TEST_CASE("ptxas running past the compile time limit is killed and the compile f
   CHECK(first_error(m) == "compile ran past the time limit of 500 ms (ptxas was killed)");
   CHECK(elapsed_s < 5.0);
   CHECK(compile_time_limit_ms() == k_compile_time_limit_s * 1000);
+}
+
+namespace {
+// A stand-in ptxas: a shell script with `body`, removed with the object.
+struct fake_ptxas {
+  explicit fake_ptxas(const std::string& body)
+      : path((std::filesystem::temp_directory_path() / ("ptxbench-fake-ptxas-" + std::to_string(::getpid()) + ".sh"))
+                 .string()) {
+    {
+      std::ofstream f(path);
+      f << "#!/bin/sh\n" << body << "\n";
+    }
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+    setenv("PTXBENCH_PTXAS", path.c_str(), 1);
+  }
+  ~fake_ptxas() {
+    unsetenv("PTXBENCH_PTXAS");
+    std::filesystem::remove(path);
+  }
+  std::string path;
+};
+}  // namespace
+
+TEST_CASE("a compile the evaluator could not run is its error - not the PTX's failure") {
+  // These were "compile failed: ptxas error: ..." charged to the candidate.
+  const std::string ptx = read_ptx_fixture("trivial_sm90a.ptx");
+  {
+    setenv("PTXBENCH_PTXAS", "/nonexistent/ptxas", 1);
+    const compiled_module m = compile_ptx(ptx, "sm_90a", compiler_backend::ptxas);
+    unsetenv("PTXBENCH_PTXAS");
+    CHECK_FALSE(m.ok);
+    CHECK(m.evaluator_error.find("ptxas not found") == 0);
+  }
+  {
+    fake_ptxas fake("exit 0");  // exits 0, writes no cubin
+    const compiled_module m = compile_ptx(ptx, "sm_90a", compiler_backend::ptxas);
+    CHECK_FALSE(m.ok);
+    CHECK(m.evaluator_error == "ptxas exited 0 but produced no cubin");
+  }
+  {
+    fake_ptxas fake("exit 3");
+    const compiled_module m = compile_ptx(ptx, "sm_90a", compiler_backend::ptxas);
+    CHECK_FALSE(m.ok);
+    CHECK(m.evaluator_error == "ptxas failed with exit code 3 and no error message");
+  }
+  {
+    fake_ptxas fake("kill -SEGV $$");
+    const compiled_module m = compile_ptx(ptx, "sm_90a", compiler_backend::ptxas);
+    CHECK_FALSE(m.ok);
+    CHECK(m.evaluator_error == "ptxas crashed (signal 11)");
+  }
+  {
+    // What ptxas says about the PTX stays the PTX's failure.
+    fake_ptxas fake("echo \"ptxas $5, line 3; error   : Unknown symbol 'x'\" >&2; exit 255");
+    const compiled_module m = compile_ptx(ptx, "sm_90a", compiler_backend::ptxas);
+    CHECK_FALSE(m.ok);
+    CHECK(m.evaluator_error.empty());
+    CHECK(first_error(m) == "Unknown symbol 'x'");
+  }
+  {
+    // No temporary file (out of descriptors, a full or missing TMPDIR).
+    fake_ptxas fake("exit 0");
+    const char* tmp = std::getenv("TMPDIR");
+    const std::string saved = tmp ? tmp : "";
+    setenv("TMPDIR", "/nonexistent/ptxbench-tmp", 1);
+    const compiled_module m = compile_ptx(ptx, "sm_90a", compiler_backend::ptxas);
+    if (tmp) setenv("TMPDIR", saved.c_str(), 1);
+    else unsetenv("TMPDIR");
+    CHECK_FALSE(m.ok);
+    CHECK(m.evaluator_error == "could not write the PTX to a temporary file");
+  }
 }
