@@ -1,6 +1,7 @@
 #include "evaluator/api/task.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -117,13 +118,31 @@ nlohmann::json distribution_to_json(const input_distribution& d) {
   return j;
 }
 
+// The length of the list or object at `r`, at most `limit`: a task document
+// may come from a client (evald), and each entry costs evaluation time.
+void bound_entries(const json_reader& r, size_t limit) {
+  if (r.json().size() > limit)
+    r.fail(std::to_string(r.json().size()) + " entries; the limit is " + std::to_string(limit));
+}
+
+// sm_<digits> with an optional a or f suffix: it becomes a compiler option.
+bool valid_arch(const std::string& arch) {
+  if (arch.rfind("sm_", 0) != 0) return false;
+  size_t digits = 0;
+  while (3 + digits < arch.size() && std::isdigit(static_cast<unsigned char>(arch[3 + digits]))) ++digits;
+  const std::string suffix = arch.substr(3 + digits);
+  return digits >= 1 && digits <= 4 && (suffix.empty() || suffix == "a" || suffix == "f");
+}
+
 std::vector<size_point> parse_sizes(const json_reader& r) {
   r.expect_array();
   if (r.json().empty()) r.fail("a task needs at least one size");
+  bound_entries(r, k_max_task_sizes);
   std::vector<size_point> sizes;
   for (size_t i = 0; i < r.json().size(); ++i) {
     auto e = r.at(i);
     e.expect_object();
+    bound_entries(e, k_max_task_size_names + 1);  // and "timed"
     size_point p;
     for (auto it = e.json().begin(); it != e.json().end(); ++it) {
       if (it.key() == "timed") {
@@ -146,8 +165,8 @@ std::vector<size_point> parse_sizes(const json_reader& r) {
 
 }  // namespace
 
-task parse_task(const nlohmann::json& j, const std::string& source) {
-  json_reader r(j, "$", source);
+task parse_task(const nlohmann::json& j, const std::string& source, const std::string& path) {
+  json_reader r(j, path, source);
   r.expect_object();
   r.reject_unknown({"id", "family", "arch", "title", "statement", "tensors", "sizes", "scalars", "flops",
                     "reference", "baseline", "target_instructions", "tolerance", "speedup_threshold", "causal",
@@ -160,7 +179,8 @@ task parse_task(const nlohmann::json& j, const std::string& source) {
   if (t.family != "gemm" && t.family != "attention_fwd" && t.family != "attention_bwd")
     r.fail_key("family", "unknown family '" + t.family + "' (known: gemm, attention_fwd, attention_bwd)");
   t.arch = r.get_string("arch");
-  if (t.arch.rfind("sm_", 0) != 0) r.fail_key("arch", "expected an architecture such as sm_90a");
+  if (!valid_arch(t.arch))
+    r.fail_key("arch", "expected sm_<digits> with an optional a or f suffix, such as sm_90a or sm_100f");
   t.title = r.get_string("title", t.id);
   t.statement = r.get_string("statement");
   t.sizes = parse_sizes(r.at("sizes"));
@@ -168,6 +188,7 @@ task parse_task(const nlohmann::json& j, const std::string& source) {
 
   auto tensors = r.at("tensors");
   tensors.expect_object();
+  bound_entries(tensors, k_max_task_tensors);
   for (auto it = tensors.json().begin(); it != tensors.json().end(); ++it) {
     auto e = tensors.at(it.key());
     e.reject_unknown({"dtype", "shape", "role", "init"});
@@ -178,6 +199,7 @@ task parse_task(const nlohmann::json& j, const std::string& source) {
     } catch (const input_error& err) {
       e.fail_key("dtype", err.what());
     }
+    bound_entries(e.at("shape"), k_max_tensor_dims);
     ts.shape = e.get_strings("shape");
     if (ts.shape.empty()) e.fail_key("shape", "must have at least one dimension");
     for (size_t i = 0; i < ts.shape.size(); ++i) {
@@ -216,6 +238,7 @@ task parse_task(const nlohmann::json& j, const std::string& source) {
   if (r.has("scalars")) {
     auto sc = r.at("scalars");
     sc.expect_object();
+    bound_entries(sc, k_max_task_scalars);
     for (auto it = sc.json().begin(); it != sc.json().end(); ++it) {
       std::string e = sc.get_string(it.key());
       try {
@@ -234,9 +257,14 @@ task parse_task(const nlohmann::json& j, const std::string& source) {
   }
   t.reference = r.get_string("reference");
   t.baseline = r.get_string("baseline");
+  bound_entries(r.at("target_instructions"), k_max_task_targets);
   t.target_instructions = r.get_strings("target_instructions");
+  for (size_t i = 0; i < t.target_instructions.size(); ++i)
+    if (t.target_instructions[i].size() > k_max_target_chars)
+      r.at("target_instructions").at(i).fail("longer than " + std::to_string(k_max_target_chars) + " characters");
   auto tol = r.at("tolerance");
   tol.expect_object();
+  bound_entries(tol, k_max_task_tensors + 1);  // and "default"
   if (tol.has("atol")) {
     t.tolerances["default"] = parse_tolerance(tol);
   } else {

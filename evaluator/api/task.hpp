@@ -92,9 +92,21 @@ struct task {
   std::vector<std::string> size_names() const;
 };
 
+// Bounds on a task document, far above the suite's (tasks/*.json: 9 tensors,
+// 5 sizes, 3 targets): evald parses task documents that clients send.
+inline constexpr size_t k_max_task_tensors = 64;
+inline constexpr size_t k_max_task_sizes = 64;
+inline constexpr size_t k_max_task_size_names = 32;
+inline constexpr size_t k_max_tensor_dims = 8;
+inline constexpr size_t k_max_task_scalars = 64;
+inline constexpr size_t k_max_task_targets = 64;
+inline constexpr size_t k_max_target_chars = 64;
+
 // Parses a task document. Throws input_error naming `source` and the JSON path
-// of the first bad field (unknown dtype, shape name not in sizes, missing id...).
-task parse_task(const nlohmann::json& j, const std::string& source = "");
+// of the first bad field (unknown dtype, shape name not in sizes, missing id,
+// an arch not of the form sm_90a, a list past its bound...); `path` is the
+// document's own path ("$.task" inside a request).
+task parse_task(const nlohmann::json& j, const std::string& source = "", const std::string& path = "$");
 task load_task_file(const std::filesystem::path& path);
 // Loads every *.json directly in `dir`, sorted by id. Throws on the first bad file.
 std::vector<task> load_task_dir(const std::filesystem::path& dir);

@@ -114,3 +114,46 @@ TEST_CASE("task sizes past int64 and tensors whose size overflows are errors wit
   j["sizes"][0]["K"] = 1;
   CHECK(error_of(j).find("$.tensors.A.shape: byte count overflows") != std::string::npos);
 }
+
+TEST_CASE("a task document is bounded - and its arch is sm_ digits with an optional a or f") {
+  // A client's task document: 100000 targets held an evaluation slot for 18 s,
+  // and "sm_90a -o /x" became the candidate's compile failure.
+  json j = good_task();
+  j["target_instructions"] = json::array();
+  for (int i = 0; i < 100000; ++i) j["target_instructions"].push_back("wgmma.mma_async");
+  CHECK(error_of(j).find("$.target_instructions: 100000 entries; the limit is 64") != std::string::npos);
+  j["target_instructions"] = {std::string(1000, 'x')};
+  CHECK(error_of(j).find("$.target_instructions[0]: longer than 64") != std::string::npos);
+
+  j = good_task();
+  for (int i = 0; i < 65; ++i) j["tensors"]["T" + std::to_string(i)] = j["tensors"]["A"];
+  CHECK(error_of(j).find("$.tensors: 68 entries; the limit is 64") != std::string::npos);
+  j = good_task();
+  for (int i = 0; i < 65; ++i) j["sizes"].push_back(j["sizes"][0]);
+  CHECK(error_of(j).find("$.sizes: 67 entries") != std::string::npos);
+  j = good_task();
+  j["tensors"]["A"]["shape"] = json(std::vector<std::string>(9, "M"));
+  CHECK(error_of(j).find("$.tensors.A.shape: 9 entries; the limit is 8") != std::string::npos);
+
+  for (const char* bad : {"sm_90a -o /x", "sm_", "sm_90ab", "sm_90z", "sm_x", "sm_123456", "compute_90a", ""}) {
+    CAPTURE(bad);
+    j = good_task();
+    j["arch"] = bad;
+    CHECK(error_of(j).find("$.arch: expected sm_<digits>") != std::string::npos);
+  }
+  for (const char* good : {"sm_90", "sm_90a", "sm_100a", "sm_100f", "sm_120"}) {
+    CAPTURE(good);
+    j = good_task();
+    j["arch"] = good;
+    CHECK(error_of(j) == "no error");
+  }
+  // Inside a request, the path is the document's own.
+  j = good_task();
+  j["arch"] = "sm_90a -o /x";
+  try {
+    parse_task(j, "", "$.task");
+    FAIL("no error");
+  } catch (const input_error& e) {
+    CHECK(std::string(e.what()).find("$.task.arch: expected") == 0);
+  }
+}
