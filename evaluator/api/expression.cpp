@@ -5,6 +5,8 @@
 #include <limits>
 #include <vector>
 
+#include "evaluator/api/utf8.hpp"
+
 namespace ptxbench {
 
 namespace {
@@ -22,14 +24,15 @@ class parser {
                              std::to_string(k_max_expression_chars));
     T v = expr();
     skip_space();
-    if (m_pos != m_text.size()) fail("unexpected '" + std::string(1, m_text[m_pos]) + "'");
+    if (m_pos != m_text.size()) fail("unexpected '" + utf8_quoted_char(m_text, m_pos) + "'");
     return v;
   }
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
     // Quoted in full only when short: a hostile expression must not become a megabyte error message.
-    std::string shown = m_text.size() <= 200 ? m_text : m_text.substr(0, 200) + "...";
+    // Cut between characters: half of one is invalid UTF-8, which JSON cannot carry.
+    std::string shown = m_text.size() <= 200 ? m_text : m_text.substr(0, utf8_boundary(m_text, 200)) + "...";
     throw expression_error("expression \"" + shown + "\": " + what + " at column " + std::to_string(m_pos + 1));
   }
   // Nesting (parentheses, unary signs, calls) is bounded so that model-written
@@ -128,7 +131,7 @@ class parser {
     }
     if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') return number();
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') return name_or_call();
-    fail("unexpected '" + std::string(1, c) + "'");
+    fail("unexpected '" + utf8_quoted_char(m_text, m_pos) + "'");
   }
   T number() {
     size_t start = m_pos;

@@ -1,6 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "evaluator/api/expression.hpp"
+#include "evaluator/api/utf8.hpp"
 
 using namespace ptxbench;
 
@@ -91,4 +94,43 @@ TEST_CASE("error messages quote long expressions only in part") {
   } catch (const expression_error& err) {
     CHECK(std::string(err.what()).size() < 400);
   }
+}
+
+TEST_CASE("error messages quote a non-ASCII character whole - and a stray byte escaped") {
+  auto message = [](const std::string& e) {
+    try {
+      eval_int(e, {{"M", 4}});
+    } catch (const expression_error& err) {
+      return std::string(err.what());
+    }
+    return std::string("no error");
+  };
+  // One byte of "é" made the message invalid UTF-8: evald's JSON answer threw.
+  for (const std::string& e : {std::string("M \xc3\xa9"), std::string("\xc3\xa9"), std::string("M * (\xe6\x97\xa5)")}) {
+    const std::string m = message(e);
+    CAPTURE(m);
+    CHECK(utf8_repaired(m) == m);
+    CHECK_NOTHROW((void)nlohmann::json(m).dump());
+  }
+  CHECK(message("M \xc3\xa9").find("unexpected '\xc3\xa9'") != std::string::npos);
+  CHECK(message("M \xff").find("unexpected '\\xff'") != std::string::npos);
+  CHECK(message("M \xc3").find("unexpected '\\xc3'") != std::string::npos);
+  // A long expression is quoted up to a character boundary.
+  std::string longer = "M +";
+  for (int i = 0; i < 300; ++i) longer += "\xc3\xa9";
+  const std::string m = message(longer);
+  CHECK(utf8_repaired(m) == m);
+}
+
+TEST_CASE("utf8 helpers cut between characters and repair invalid bytes") {
+  const std::string e = "a\xc3\xa9" "b";
+  CHECK(utf8_boundary(e, 2) == 1);
+  CHECK(utf8_boundary(e, 3) == 3);
+  CHECK(utf8_boundary(e, 10) == 4);
+  CHECK(utf8_boundary("\xf0\x9f\x98\x80", 3) == 0);
+  CHECK(utf8_char_length("\xf0\x9f\x98\x80", 0) == 4);
+  CHECK(utf8_char_length("\xed\xa0\x80", 0) == 0);  // a surrogate
+  CHECK(utf8_char_length("\xc0\xaf", 0) == 0);      // overlong
+  CHECK(utf8_repaired("ok \xc3\xa9") == "ok \xc3\xa9");
+  CHECK(utf8_repaired("a\xff" "b\xc3") == "a\xef\xbf\xbd" "b\xef\xbf\xbd");
 }
