@@ -1,5 +1,6 @@
 // ptxbench evald: the evaluation service (agent/service) over this host's
 // evaluator, on 127.0.0.1 by default; another address needs a bearer token.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -48,9 +49,10 @@ int cmd_evald(int argc, char** argv) {
     ("tasks-dir", "folder of task files", cxxopts::value<std::string>()->default_value("tasks"))
     ("gpu", "GPU stages: auto | off", cxxopts::value<std::string>()->default_value("auto"))
     ("width", "evaluations at once (default: hardware threads, at least 2)", cxxopts::value<std::string>())
-    ("queue", "evaluations admitted at once, running and waiting; beyond: 429 (default 64)",
+    ("queue", "evaluations admitted at once, running and waiting; beyond: 429 (default 64, at most 1024)",
      cxxopts::value<std::string>())
-    ("max-batch", "requests in one batch (default 256)", cxxopts::value<std::string>())
+    ("max-batch", "requests in one batch (default and most: --queue, as a batch is admitted whole)",
+     cxxopts::value<std::string>())
     ("max-body-mb", "largest request body in MiB (default 64)", cxxopts::value<std::string>())
     ("port-file", "write the bound port to this file once listening (for scripts using --port 0)",
      cxxopts::value<std::string>());
@@ -66,8 +68,10 @@ int cmd_evald(int argc, char** argv) {
     so.token = value;
   }
   so.width = int_option(args, "width", 0, 0, 1024);
-  so.capacity = int_option(args, "queue", 64, 1, 100000);
-  so.max_batch = int_option(args, "max-batch", 256, 1, 100000);
+  // evald starts a handler thread per admitted evaluation up front (server.cpp).
+  so.capacity = int_option(args, "queue", 64, 1, 1024);
+  // One batch is admitted whole: it can hold no more requests than the queue.
+  so.max_batch = std::min(int_option(args, "max-batch", so.capacity, 1, 1024), so.capacity);
   so.max_body_bytes = size_t(int_option(args, "max-body-mb", 64, 1, 4096)) << 20;
   const std::string gpu = option_or_env(args, "gpu").value_or("auto");
   if (gpu != "auto" && gpu != "off") throw input_error("--gpu: expected auto or off");
