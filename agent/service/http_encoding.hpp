@@ -10,6 +10,7 @@
 
 #include <cctype>
 #include <string>
+#include <utility>
 
 namespace ptxbench {
 
@@ -34,20 +35,22 @@ inline std::string without_brotli(const std::string& accept_encoding) {
   return out;
 }
 
-// Installs the rewrite as `server`'s pre-routing step.
-inline void refuse_brotli(httplib::Server& server) {
-  server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
+// Installs the rewrite as `server`'s pre-routing step, followed by `next`
+// (httplib keeps one pre-routing handler: a server's own step goes here).
+inline void refuse_brotli(httplib::Server& server, httplib::Server::HandlerWithResponse next = nullptr) {
+  server.set_pre_routing_handler([next = std::move(next)](const httplib::Request& req, httplib::Response& res) {
     // httplib hands its handlers its own, non-const request object: rewriting
     // the header here is what its later choice of encoding reads.
     auto& request = const_cast<httplib::Request&>(req);
     auto range = request.headers.equal_range("Accept-Encoding");
     std::string offered;
     for (auto it = range.first; it != range.second; ++it) offered += (offered.empty() ? "" : ", ") + it->second;
-    if (offered.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    request.headers.erase(range.first, range.second);
-    const std::string kept = without_brotli(offered);
-    if (!kept.empty()) request.headers.emplace("Accept-Encoding", kept);
-    return httplib::Server::HandlerResponse::Unhandled;
+    if (!offered.empty()) {
+      request.headers.erase(range.first, range.second);
+      const std::string kept = without_brotli(offered);
+      if (!kept.empty()) request.headers.emplace("Accept-Encoding", kept);
+    }
+    return next ? next(req, res) : httplib::Server::HandlerResponse::Unhandled;
   });
 }
 

@@ -1,5 +1,6 @@
 #include "agent/service/request.hpp"
 
+#include "agent/service/text.hpp"
 #include "evaluator/api/candidate.hpp"
 #include "evaluator/api/json_path.hpp"
 
@@ -17,10 +18,11 @@ evaluate_item parse_evaluate_item(const nlohmann::json& j, const std::string& pa
   const auto& tj = j.at("task");
   if (tj.is_string()) {
     auto it = tasks.find(tj.get<std::string>());
-    if (it == tasks.end()) r.fail_key("task", "unknown task '" + tj.get<std::string>() + "' (GET /v1/tasks lists them)");
+    if (it == tasks.end())
+      r.fail_key("task", "unknown task '" + truncated(tj.get<std::string>(), 100) + "' (GET /v1/tasks lists them)");
     req.t = it->second;
   } else if (tj.is_object()) {
-    req.t = parse_task(tj, path + ".task");
+    req.t = parse_task(tj, "", path + ".task");
   } else {
     r.fail_key("task", "expected a task id (string) or a task document (object)");
   }
@@ -37,7 +39,7 @@ evaluate_item parse_evaluate_item(const nlohmann::json& j, const std::string& pa
     req.ptx = r.get_string("ptx");
     const auto& mj = j.at("manifest");
     if (mj.is_string()) req.manifest_text = mj.get<std::string>();
-    else if (mj.is_object()) req.manifest_text = mj.dump();
+    else if (mj.is_object()) req.manifest_text = json_text(mj);
     else r.fail_key("manifest", "expected the manifest as JSON text (string) or an object");
   }
   if (r.has("seeds")) {

@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <cctype>
+#include <memory>
 #include <stdexcept>
 
 #include "agent/service/content_types.hpp"
@@ -9,6 +11,51 @@
 #include "evaluator/api/json_path.hpp"
 
 namespace ptxbench::service {
+namespace {
+
+// A body that httplib would read whole, whatever its size, before any
+// handler runs: set_payload_max_length bounds only a stated Content-Length.
+// The methods are those httplib reads a body for (detail::expect_content).
+bool length_unknown(const httplib::Request& req) {
+  const std::string& m = req.method;
+  const bool reads_body = m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE" || m == "PRI";
+  return req.has_header("Transfer-Encoding") || (reads_body && !req.has_header("Content-Length"));
+}
+
+// At most 128 of [A-Za-z0-9._-]: safe to echo in a header and a log.
+bool valid_request_id(const std::string& id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') return false;
+  return true;
+}
+
+void answer(const http_answer& a, httplib::Response& res) {
+  res.status = a.status;
+  for (const auto& [k, v] : a.headers) res.set_header(k, v);
+  res.set_content(a.body, a.content_type.c_str());
+}
+
+// Answers `a` before the request's body is read, and closes the connection:
+// the unread body would otherwise be parsed as the next request. httplib 0.11
+// keeps a connection open unless writing an answer fails, so the body comes
+// from a provider that writes it whole and then reports a failure.
+void answer_and_close(const http_answer& a, const httplib::Request& req, httplib::Response& res) {
+  auto& request = const_cast<httplib::Request&>(req);  // httplib's own object, as in refuse_brotli
+  request.headers.erase("Connection");
+  request.headers.emplace("Connection", "close");  // what the answer's headers then say
+  request.ranges.clear();
+  res.status = a.status;
+  for (const auto& [k, v] : a.headers) res.set_header(k, v);
+  auto body = std::make_shared<std::string>(a.body);
+  res.set_content_provider(body->size(), a.content_type.c_str(),
+                           [body](size_t offset, size_t length, httplib::DataSink& sink) {
+                             sink.write(body->data() + offset, length);
+                             return false;
+                           });
+}
+
+}  // namespace
 
 struct evald_server::impl {
   explicit impl(evald_service& s) : service(s) {}
@@ -19,11 +66,7 @@ struct evald_server::impl {
 evald_server::evald_server(evald_service& service) : m_impl(std::make_unique<impl>(service)) {
   auto& svc = m_impl->service;
   auto handler = [&svc](const httplib::Request& req, httplib::Response& res) {
-    http_request r{req.method, req.path, req.get_header_value("Authorization"), req.body};
-    http_answer a = svc.handle(r);
-    res.status = a.status;
-    for (const auto& [k, v] : a.headers) res.set_header(k, v);
-    res.set_content(a.body, a.content_type.c_str());
+    answer(svc.handle({req.method, req.path, req.get_header_value("Authorization"), req.body}), res);
   };
   auto& server = m_impl->server;
   server.Get(".*", handler);
@@ -41,7 +84,24 @@ evald_server::evald_server(evald_service& service) : m_impl(std::make_unique<imp
   // Each answer goes out as two writes (headers, then body); with Nagle's
   // algorithm the body could wait for the ACK of the headers.
   server.set_tcp_nodelay(true);
-  refuse_brotli(server);  // metrics are text: see agent/service/http_encoding.hpp
+  // Metrics are text: see agent/service/http_encoding.hpp. Then the checks
+  // that need no body, made before httplib reads one: a client without the
+  // token cannot make evald read (or hold) a body.
+  refuse_brotli(server, [&svc](const httplib::Request& req, httplib::Response& res) {
+    auto refused = svc.screen({req.method, req.path, req.get_header_value("Authorization"), "", length_unknown(req)});
+    if (!refused) return httplib::Server::HandlerResponse::Unhandled;
+    const bool body_follows = length_unknown(req) || (req.has_header("Content-Length") &&
+                                                      req.get_header_value("Content-Length") != "0");
+    if (body_follows) answer_and_close(*refused, req, res);
+    else answer(*refused, res);
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  // Every answer, httplib's own (413, 400) too, carries the client's request
+  // id back: a client can tell an answer meant for another request.
+  server.set_post_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.get_header_value("X-Request-Id");
+    if (valid_request_id(id)) res.set_header("X-Request-Id", id);
+  });
   server.set_read_timeout(60, 0);
   server.set_write_timeout(60, 0);
   server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {

@@ -1,11 +1,15 @@
 #include "agent/service/service.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <chrono>
 #include <cstdio>
 #include <thread>
 
 #include "agent/loop/orchestrator.hpp"
 #include "agent/service/request.hpp"
+#include "agent/service/text.hpp"
 #include "evaluator/api/json_path.hpp"
 
 namespace ptxbench::service {
@@ -21,7 +25,7 @@ constexpr size_t k_logged_rejected_bytes = 4096;
 http_answer error_answer(int status, const std::string& message) {
   http_answer a;
   a.status = status;
-  a.body = nlohmann::json{{"error", message}, {"status", status}}.dump();
+  a.body = json_text(nlohmann::json{{"error", message}, {"status", status}});
   return a;
 }
 
@@ -67,14 +71,17 @@ bool constant_time_equal(const std::string& given, const std::string& expected) 
   return diff == 0;
 }
 
-std::string truncated(const std::string& s, size_t n) {
-  return s.size() <= n ? s : s.substr(0, n) + "... (" + std::to_string(s.size()) + " bytes)";
-}
-
 }  // namespace
 
 bool is_loopback_host(const std::string& host) {
-  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+  if (host == "localhost") return true;
+  // An address only, parsed whole: "127.0.0.1.example.invalid" is a name that resolves anywhere.
+  in_addr v4{};
+  if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  const bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']';
+  const std::string bare = bracketed ? host.substr(1, host.size() - 2) : host;
+  in6_addr v6{};
+  return ::inet_pton(AF_INET6, bare.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 evald_service::evald_service(evaluator& eval, std::vector<task> tasks, service_options options, request_log* log)
@@ -96,17 +103,34 @@ http_answer evald_service::handle(const http_request& request) noexcept {
   } catch (...) {
     a = error_answer(500, "internal error");
   }
+  record_http(request.path, a.status);
+  return a;
+}
+
+std::optional<http_answer> evald_service::screen(const http_request& head) noexcept {
+  std::optional<http_answer> refused;
+  try {
+    if (head.path != "/v1/health" && !authorised(head)) refused = unauthorised();
+    else if (head.length_unknown)
+      refused = error_answer(411, "a request body needs a Content-Length (chunked bodies are not read)");
+  } catch (...) {
+    refused = http_answer{500, R"({"error":"internal error","status":500})"};
+  }
+  if (refused) record_http(head.path, refused->status);
+  return refused;
+}
+
+void evald_service::record_http(const std::string& path, int status) noexcept {
   try {
     // Known routes only as labels: a client must not grow the metrics with made-up paths.
-    std::string label = request.path;
+    std::string label = path;
     if (label.rfind("/v1/tasks/", 0) == 0) label = "/v1/tasks/<id>";
     else if (label != "/v1/evaluate" && label != "/v1/evaluate/batch" && label != "/v1/tasks" &&
              label != "/v1/health" && label != "/v1/metrics")
       label = "other";
-    m_metrics.record_http(label, a.status);
+    m_metrics.record_http(label, status);
   } catch (...) {
   }
-  return a;
 }
 
 bool evald_service::authorised(const http_request& request) const {
@@ -116,15 +140,17 @@ bool evald_service::authorised(const http_request& request) const {
   return constant_time_equal(request.authorization.substr(prefix.size()), m_options.token);
 }
 
+http_answer evald_service::unauthorised() const {
+  http_answer a = error_answer(401, "missing or wrong bearer token (Authorization: Bearer ...)");
+  a.headers.push_back({"WWW-Authenticate", "Bearer"});
+  return a;
+}
+
 http_answer evald_service::route(const http_request& request) {
   const std::string& p = request.path;
   const bool get = request.method == "GET", post = request.method == "POST";
   if (p == "/v1/health") return get ? health() : error_answer(405, "use GET for " + p);
-  if (!authorised(request)) {
-    http_answer a = error_answer(401, "missing or wrong bearer token (Authorization: Bearer ...)");
-    a.headers.push_back({"WWW-Authenticate", "Bearer"});
-    return a;
-  }
+  if (!authorised(request)) return unauthorised();
   if (p == "/v1/evaluate" || p == "/v1/evaluate/batch") {
     if (!post) return error_answer(405, "use POST for " + p);
     return evaluate(request, p == "/v1/evaluate/batch");
@@ -143,15 +169,14 @@ http_answer evald_service::route(const http_request& request) {
 
 http_answer evald_service::health() const {
   http_answer a;
-  a.body = nlohmann::json{{"status", "ok"},
-                          {"evaluator_version", m_eval.version()},
-                          {"gpu", m_eval.gpu_description()},
-                          {"tasks", m_task_list.size()},
-                          {"queue", {{"waiting", m_queue->waiting()},
-                                     {"running", m_queue->running()},
-                                     {"capacity", m_queue->capacity()},
-                                     {"width", m_queue->width()}}}}
-               .dump();
+  a.body = json_text({{"status", "ok"},
+                       {"evaluator_version", m_eval.version()},
+                       {"gpu", m_eval.gpu_description()},
+                       {"tasks", m_task_list.size()},
+                       {"queue", {{"waiting", m_queue->waiting()},
+                                  {"running", m_queue->running()},
+                                  {"capacity", m_queue->capacity()},
+                                  {"width", m_queue->width()}}}});
   return a;
 }
 
@@ -162,13 +187,13 @@ http_answer evald_service::tasks(const std::string& path) const {
     for (const auto& t : m_task_list)
       list.push_back({{"id", t.id}, {"family", t.family}, {"arch", t.arch}, {"runs_on_hopper", t.runs_on_hopper},
                       {"target_instructions", t.target_instructions}});
-    a.body = nlohmann::json{{"tasks", list}}.dump();
+    a.body = json_text({{"tasks", list}});
     return a;
   }
   const std::string id = path.substr(std::string("/v1/tasks/").size());
   auto it = m_tasks.find(id);
   if (it == m_tasks.end()) return error_answer(404, "unknown task '" + truncated(id, 100) + "'");
-  a.body = task_to_json(it->second).dump();
+  a.body = json_text(task_to_json(it->second));
   return a;
 }
 
@@ -248,6 +273,7 @@ http_answer evald_service::evaluate(const http_request& request, bool batch) {
     return a;
   }
   nlohmann::json results = nlohmann::json::array();
+  std::vector<service_request_row> rows;
   for (size_t i = 0; i < futures->size(); ++i) {
     evaluation_result r;
     try {
@@ -258,11 +284,23 @@ http_answer evald_service::evaluate(const http_request& request, bool batch) {
     const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - admitted).count();
     m_metrics.record_evaluation(r, ms / 1000.0);
     nlohmann::json rj = to_json(r);
-    log_row({0, "", endpoint, 200, int(i), raw[i]->dump(), rj, "", ms});
+    rows.push_back({0, "", endpoint, 0, int(i), json_text(*raw[i]), rj, "", ms});
     results.push_back(std::move(rj));
   }
+  // Logged once the answer is made, with the status it goes out with.
   http_answer a;
-  a.body = batch ? nlohmann::json{{"results", results}}.dump() : results.at(0).dump();
+  std::string failure;
+  try {
+    a.body = json_text(batch ? nlohmann::json{{"results", results}} : results.at(0));
+  } catch (const std::exception& e) {
+    failure = std::string("internal error: ") + e.what();
+    a = error_answer(500, failure);
+  }
+  for (auto& row : rows) {
+    row.http_status = a.status;
+    row.error = failure;
+    log_row(row);
+  }
   return a;
 }
 

@@ -9,10 +9,12 @@
 //   GET  /v1/health          status, evaluator version, GPU, queue
 //   GET  /v1/metrics         Prometheus text
 // Errors are JSON {"error": "...", "status": N}: 400 with the JSON path of the
-// bad field, 401 without the bearer token, 404, 405, 413, 429 with Retry-After
-// when the queue is full, 500 for the service's own failures. handle() never throws.
+// bad field, 401 without the bearer token, 404, 405, 411 for a body without
+// Content-Length, 413, 429 with Retry-After when the queue is full, 500 for the
+// service's own failures. handle() never throws.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +41,9 @@ struct http_request {
   std::string path;
   std::string authorization;  // the Authorization header, "" when absent
   std::string body;
+  // A body of no stated length (chunked, or read until the connection closes):
+  // its size is known only once it is in memory.
+  bool length_unknown = false;
 };
 
 struct http_answer {
@@ -53,6 +58,10 @@ class evald_service {
   // `eval` and `log` (may be null: nothing logged) must outlive the service.
   evald_service(evaluator& eval, std::vector<task> tasks, service_options options, request_log* log);
   http_answer handle(const http_request& request) noexcept;
+  // The checks that need no body, for the server to make before it reads one:
+  // the bearer token (401), a body of unknown length (411). The refusal, or
+  // nothing when the request may go on to handle().
+  std::optional<http_answer> screen(const http_request& head) noexcept;
   const service_options& options() const { return m_options; }
   service_metrics& metrics() { return m_metrics; }
 
@@ -62,6 +71,8 @@ class evald_service {
   http_answer health() const;
   http_answer tasks(const std::string& path) const;
   bool authorised(const http_request& request) const;
+  http_answer unauthorised() const;
+  void record_http(const std::string& path, int status) noexcept;
   void log_row(const service_request_row& row);
 
   evaluator& m_eval;
@@ -73,7 +84,8 @@ class evald_service {
   std::unique_ptr<eval_queue> m_queue;
 };
 
-// "127.0.0.1", "::1", "localhost" and the rest of 127.0.0.0/8.
+// An address of 127.0.0.0/8, ::1 (also as "[::1]"), or the name "localhost";
+// no other name (a name can resolve to any address).
 bool is_loopback_host(const std::string& host);
 
 }  // namespace ptxbench::service

@@ -8,6 +8,8 @@
 #include "agent/store/schema.hpp"
 #include "agent/store/sqlite_handle.hpp"
 #include "agent/store/store.hpp"
+#include "agent/store/store_rows.hpp"
+#include "evaluator/api/utf8.hpp"
 
 namespace ptxbench {
 namespace {
@@ -25,13 +27,15 @@ class sqlite_request_log final : public request_log {
         "INSERT INTO service_requests (received_at, endpoint, http_status, item_index, request, result, error,"
         " elapsed_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
     insert.bind(1, row.received_at.empty() ? utc_now_iso8601() : row.received_at);
-    insert.bind(2, row.endpoint);
+    // The text columns hold what clients and models sent, repaired to valid
+    // UTF-8: a row of other bytes is one that Python's sqlite3 cannot read.
+    insert.bind(2, utf8_repaired(row.endpoint));
     insert.bind(3, row.http_status);
     insert.bind(4, row.item_index);
-    insert.bind(5, row.request);
+    insert.bind(5, utf8_repaired(row.request));
     if (row.result.is_null()) insert.bind_null(6);
-    else insert.bind(6, row.result.dump());
-    insert.bind(7, row.error);
+    else insert.bind(6, json_text(row.result));
+    insert.bind(7, utf8_repaired(row.error));
     insert.bind(8, row.elapsed_ms);
     insert.run();
     const int64_t id = m_db.last_insert_id();

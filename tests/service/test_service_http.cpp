@@ -202,3 +202,114 @@ TEST_CASE("an Accept-Encoding loses its br entries and keeps the rest") {
   CHECK(without_brotli(" gzip ,, br ; q=0.2 ,deflate") == "gzip, deflate");
   CHECK(without_brotli("") == "");
 }
+
+TEST_CASE("evald quotes an unknown task id only in part - cut between characters") {
+  gated_evaluator eval;
+  eval.release();
+  running_service svc(eval, {});
+  httplib::Client client("127.0.0.1", svc.port());
+  client.set_read_timeout(300, 0);
+  std::string id = "x";
+  while (id.size() < (1u << 20)) id += "\xc3\xa9";
+  auto res = client.Post("/v1/evaluate", json{{"task", id}, {"reply", "x"}}.dump(), "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 400);
+  CHECK(res->body.size() < 1000);
+  const std::string error = json::parse(res->body).at("error");
+  CHECK(error.find("unknown task 'x\xc3\xa9") != std::string::npos);
+  CHECK(error.find("\xef\xbf\xbd") == std::string::npos);  // no half character repaired
+
+  // The path's id, 'x' and then two-byte characters: byte 100 is inside one.
+  auto one = client.Get(("/v1/tasks/" + id.substr(0, 301)).c_str());
+  REQUIRE(one);
+  CHECK(one->status == 404);
+  const std::string missing = json::parse(one->body).at("error");
+  CHECK(missing.find("\xef\xbf\xbd") == std::string::npos);
+  CHECK(missing.size() < 200);
+}
+
+TEST_CASE("evald reports a compiler it cannot run as an evaluator error - not the candidate's compile failure") {
+  auto eval = cpu_evaluator();
+  running_service svc(*eval, {});
+  httplib::Client client("127.0.0.1", svc.port());
+  client.set_read_timeout(300, 0);
+  setenv("PTXBENCH_COMPILER", "ptxas", 1);
+  setenv("PTXBENCH_PTXAS", "/nonexistent/ptxas", 1);
+  json body = {{"task", "gemm_bf16_mma_sync"}, {"ptx", solution_file("kernel.ptx")},
+               {"manifest", solution_file("manifest.json")}, {"run_gpu", false}};
+  auto res = client.Post("/v1/evaluate", body.dump(), "application/json");
+  unsetenv("PTXBENCH_COMPILER");
+  unsetenv("PTXBENCH_PTXAS");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  json r = json::parse(res->body);
+  CHECK(r.at("stages").at("compile").at("status") == "error");
+  CHECK(r.at("stages").at("compile").at("reason").get<std::string>().find("ptxas not found") != std::string::npos);
+  CHECK(r.at("verdict") == "error");
+  CHECK(r.at("passed") == false);
+}
+
+TEST_CASE("evald echoes a well-formed X-Request-Id on every answer") {
+  gated_evaluator eval;
+  eval.release();
+  service::service_options o;
+  o.max_body_bytes = 1000;
+  running_service svc(eval, o);
+  httplib::Client client("127.0.0.1", svc.port());
+  client.set_read_timeout(300, 0);
+  const httplib::Headers id = {{"X-Request-Id", "run-7.traj_3-round.2"}};
+  const std::string item = json{{"task", "gemm_bf16_mma_sync"}, {"ptx", "p"}, {"manifest", "{}"}}.dump();
+  auto evaluated = client.Post("/v1/evaluate", id, item, "application/json");
+  REQUIRE(evaluated);
+  CHECK(evaluated->status == 200);
+  CHECK(evaluated->get_header_value("X-Request-Id") == "run-7.traj_3-round.2");
+  for (const char* path : {"/v1/health", "/v1/tasks", "/v1/metrics", "/v1/nothing"}) {
+    auto res = client.Get(path, id);
+    REQUIRE(res);
+    CHECK_MESSAGE(res->get_header_value("X-Request-Id") == "run-7.traj_3-round.2", path);
+  }
+  auto bad = client.Post("/v1/evaluate", id, "{", "application/json");
+  REQUIRE(bad);
+  CHECK(bad->status == 400);
+  CHECK(bad->get_header_value("X-Request-Id") == "run-7.traj_3-round.2");
+  auto big = client.Post("/v1/evaluate", id, std::string(5000, ' '), "application/json");  // httplib's own 413
+  REQUIRE(big);
+  CHECK(big->status == 413);
+  CHECK(big->get_header_value("X-Request-Id") == "run-7.traj_3-round.2");
+  // Anything else is not echoed.
+  for (const std::string& other : {std::string(129, 'a'), std::string("a b"), std::string("id;x"), std::string("\xc3\xa9")}) {
+    auto res = client.Get("/v1/health", {{"X-Request-Id", other}});
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    CHECK_FALSE(res->has_header("X-Request-Id"));
+  }
+  auto longest = client.Get("/v1/health", {{"X-Request-Id", std::string(128, 'a')}});
+  REQUIRE(longest);
+  CHECK(longest->get_header_value("X-Request-Id") == std::string(128, 'a'));
+}
+
+TEST_CASE("evald refuses a task document with a bad arch or too many targets with 400 at its path") {
+  gated_evaluator eval;
+  eval.release();
+  running_service svc(eval, {});
+  httplib::Client client("127.0.0.1", svc.port());
+  client.set_read_timeout(300, 0);
+  json t = task_to_json(load_task_file(source_dir() / "tasks/gemm_bf16_mma_sync.json"));
+  auto error_of = [&](const json& task_doc) {
+    auto r = client.Post("/v1/evaluate", json{{"task", task_doc}, {"ptx", "p"}, {"manifest", "{}"}}.dump(),
+                         "application/json");
+    REQUIRE(r);
+    CHECK(r->status == 400);
+    return json::parse(r->body).at("error").get<std::string>();
+  };
+  json bad_arch = t;
+  bad_arch["arch"] = "sm_90a -o /x";
+  CHECK(error_of(bad_arch).find("$.task.arch: expected sm_<digits>") == 0);
+  json many = t;
+  many["target_instructions"] = json(std::vector<std::string>(100000, "mma.sync"));
+  CHECK(error_of(many).find("$.task.target_instructions: 100000 entries") == 0);
+  CHECK(eval.done() == 0);
+  auto fine = client.Post("/v1/evaluate", json{{"task", t}, {"ptx", "p"}, {"manifest", "{}"}}.dump(), "application/json");
+  REQUIRE(fine);
+  CHECK(fine->status == 200);
+}

@@ -1,8 +1,13 @@
 // evald's limits over loopback HTTP: the width of concurrent evaluations, the
 // bounded queue (429 + Retry-After), bearer tokens, body size, metrics.
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <future>
 
 #include "evaluator/api/json_path.hpp"
@@ -141,4 +146,107 @@ TEST_CASE("evald refuses bodies over its limit with 413") {
   REQUIRE(small);
   CHECK(small->status == 200);
   CHECK(eval.done() == 1);
+}
+
+namespace {
+
+// A raw HTTP/1.1 exchange on 127.0.0.1:`port`: sends `head`, then `body`
+// while the server reads, and returns what the server answered (up to its
+// close, or `limit_s`).
+struct raw_exchange {
+  std::string answer;
+  size_t body_sent = 0;
+};
+
+raw_exchange exchange(int port, const std::string& head, const std::string& body, int limit_s = 20) {
+  raw_exchange out;
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(uint16_t(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  timeval tv{limit_s, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  REQUIRE(::send(fd, head.data(), head.size(), MSG_NOSIGNAL) == ssize_t(head.size()));
+  for (size_t at = 0; at < body.size();) {
+    const ssize_t n = ::send(fd, body.data() + at, std::min<size_t>(body.size() - at, 1 << 16), MSG_NOSIGNAL);
+    if (n <= 0) break;  // the server closed: it reads no more
+    at += size_t(n);
+    out.body_sent = at;
+  }
+  char buffer[4096];
+  for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) out.answer.append(buffer, size_t(n));
+  ::close(fd);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("evald refuses a chunked body with 411 before reading it - and a wrong token with 401") {
+  // httplib 0.11 read a chunked body whole whatever its size (1 GiB: 1.1 GB of RSS), token or not.
+  gated_evaluator eval;
+  eval.release();
+  service::service_options o;
+  o.token = "s3cret-token";
+  o.max_body_bytes = 1 << 20;
+  running_service svc(eval, o);
+  const std::string chunk = std::string("100000\r\n") + std::string(1 << 20, 'a') + "\r\n";
+  std::string chunks;
+  for (int i = 0; i < 64; ++i) chunks += chunk;  // 64 MiB: more than the socket buffers take unread
+  const std::string head = "POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                           "Transfer-Encoding: chunked\r\nX-Request-Id: chunky\r\n";
+  auto chunked = exchange(svc.port(), head + "Authorization: Bearer s3cret-token\r\n\r\n", chunks);
+  CHECK(chunked.answer.rfind("HTTP/1.1 411", 0) == 0);
+  CHECK(chunked.answer.find("Connection: close") != std::string::npos);
+  CHECK(chunked.answer.find("X-Request-Id: chunky") != std::string::npos);
+  CHECK(chunked.answer.find(R"("status":411)") != std::string::npos);
+  CHECK(chunked.body_sent < chunks.size());  // the server stopped reading
+
+  auto no_token = exchange(svc.port(), head + "\r\n", chunks);
+  CHECK(no_token.answer.rfind("HTTP/1.1 401", 0) == 0);
+  CHECK(no_token.answer.find("WWW-Authenticate: Bearer") != std::string::npos);
+  CHECK(no_token.body_sent < chunks.size());
+
+  // A body of stated length and a wrong token: 401 before the body is read.
+  const std::string big(32 << 20, ' ');
+  auto wrong = exchange(svc.port(),
+                        "POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer nope\r\nContent-Length: " +
+                            std::to_string(big.size()) + "\r\n\r\n",
+                        big);
+  CHECK(wrong.answer.rfind("HTTP/1.1 401", 0) == 0);
+  CHECK(wrong.body_sent < big.size());
+
+  // A POST of no length at all would be read until the connection closes.
+  auto unbounded = exchange(svc.port(), "POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret-token\r\n\r\n", "");
+  CHECK(unbounded.answer.rfind("HTTP/1.1 411", 0) == 0);
+
+  // The same server still answers a request of stated length.
+  httplib::Client client("127.0.0.1", svc.port());
+  client.set_read_timeout(300, 0);
+  auto fine = client.Post("/v1/evaluate", {{"Authorization", "Bearer s3cret-token"}}, item("ok").dump(), "application/json");
+  REQUIRE(fine);
+  CHECK(fine->status == 200);
+  CHECK(eval.done() == 1);
+  auto metrics = client.Get("/v1/metrics", {{"Authorization", "Bearer s3cret-token"}});
+  REQUIRE(metrics);
+  CHECK(metrics->body.find(R"(ptxbench_evald_http_responses_total{endpoint="/v1/evaluate",code="411"} 2)") != std::string::npos);
+}
+
+TEST_CASE("only loopback addresses and localhost count as loopback") {
+  for (const char* host : {"127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost", "0:0:0:0:0:0:0:1"}) {
+    CAPTURE(host);
+    CHECK(service::is_loopback_host(host));
+  }
+  for (const char* host : {"127.0.0.1.example.invalid", "127.evil.example", "0.0.0.0", "::", "10.0.0.1",
+                           "localhost.example", "128.0.0.1", "", "127.0.0.1 ", "[::1", "::ffff:10.0.0.1"}) {
+    CAPTURE(host);
+    CHECK_FALSE(service::is_loopback_host(host));
+  }
+  gated_evaluator eval;
+  service::evald_service open_service(eval, {}, {}, nullptr);
+  service::evald_server open_server(open_service);
+  CHECK_THROWS_AS(open_server.bind("127.0.0.1.example.invalid", 0), input_error);
 }
