@@ -228,6 +228,9 @@ int cmd_run(int argc, char** argv) {
   } else {
     remote_evaluator_options ro;
     ro.urls = cfg.evaluator_urls;
+    ro.timeout_s = cfg.evaluator_timeout_s;
+    ro.max_wait_s = cfg.evaluator_max_wait_s;
+    ro.max_attempts = cfg.evaluator_max_attempts;
     if (!cfg.evaluator_token_env.empty()) {
       const char* token = std::getenv(cfg.evaluator_token_env.c_str());
       if (!token || !*token) throw input_error("evaluator.token_env: " + cfg.evaluator_token_env + " is not set");
@@ -261,6 +264,12 @@ int cmd_run(int argc, char** argv) {
                           .c_str());
     std::printf("coverage: %d extra waves of samples; %d trajectories stopped by the LLM-call budget (%d calls)\n",
                 summary.coverage_waves, summary.budget_stopped, cfg.max_llm_calls);
+  }
+  if (!summary.evaluator_unavailable.empty()) {
+    std::printf("stopped: %s\nthe candidates not judged are kept; when the evaluation services are back, continue "
+                "with `ptxbench run --config %s --name %s --db %s --resume`\n",
+                summary.evaluator_unavailable.c_str(), config_path.c_str(), cfg.name.c_str(), cfg.db.c_str());
+    return exit_code::infrastructure;
   }
   if (orchestrator::stop_requested()) {
     std::printf("interrupted: continue with `ptxbench run --config %s --name %s --db %s --resume`\n",

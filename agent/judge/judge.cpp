@@ -85,6 +85,8 @@ evaluation_result judge_candidate(evaluator& judge, const task& t, const candida
   std::string what = "unknown exception";
   try {
     return judge.evaluate(judge_request(t, c, s));
+  } catch (const evaluator_unavailable&) {
+    throw;  // not judged at all: the caller leaves the turn for a resume
   } catch (const std::exception& e) {
     what = e.what();
   } catch (...) {

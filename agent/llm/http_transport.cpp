@@ -12,6 +12,7 @@
 #include <ctime>
 #include <mutex>
 #include <stdexcept>
+#include <string_view>
 
 #include "agent/llm/provider.hpp"
 #include "agent/llm/retry_policy.hpp"
@@ -30,6 +31,7 @@ struct response_sink {
   bool too_large = false;
   std::optional<double> retry_after_s;
   std::optional<double> retry_after_ms_s;  // retry-after-ms wins over Retry-After
+  std::string request_id;
 };
 
 size_t on_body(char* data, size_t size, size_t count, void* user) {
@@ -59,6 +61,12 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
     // A new response begins (after a 100 Continue): forget the previous one's headers.
     sink->retry_after_s.reset();
     sink->retry_after_ms_s.reset();
+    sink->request_id.clear();
+  } else if (starts_with_nocase(line, "x-request-id:")) {
+    std::string_view v = std::string_view(line).substr(13);
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+    sink->request_id = std::string(v.substr(0, 128));
   } else if (starts_with_nocase(line, "retry-after-ms:")) {
     if (auto ms = parse_retry_after(std::string_view(line).substr(15), 0))
       sink->retry_after_ms_s = *ms / 1000.0;
@@ -172,11 +180,14 @@ http_response http_session::perform(const std::string& url, const std::vector<st
   http_response r;
   r.elapsed_ms = std::chrono::duration<double, std::milli>(stop - start).count();
   r.status = sink.too_large ? transport_status::too_large : classify(code);
-  if (r.status != transport_status::ok)
+  if (r.status == transport_status::too_large)
+    r.transport_error = "the answer grew past " + std::to_string(max_body_bytes >> 20) + " MiB";
+  else if (r.status != transport_status::ok)
     r.transport_error = error_text[0] ? std::string(error_text) : curl_easy_strerror(code);
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r.http_status);
   r.body = std::move(sink.body);
   r.retry_after_s = sink.retry_after_ms_s ? sink.retry_after_ms_s : sink.retry_after_s;
+  r.request_id = std::move(sink.request_id);
   return r;
 }
 

@@ -26,6 +26,7 @@ struct http_response {
   long http_status = 0;
   std::string body;
   std::optional<double> retry_after_s;  // from Retry-After or retry-after-ms, when sent
+  std::string request_id;               // the X-Request-Id header, when sent (at most 128 characters)
   double elapsed_ms = 0.0;
 };
 

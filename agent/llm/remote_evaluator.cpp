@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <mutex>
+#include <optional>
+#include <random>
 #include <stdexcept>
 #include <thread>
 
 #include "agent/llm/http_transport.hpp"
+#include "agent/llm/provider.hpp"
 #include "evaluator/api/json_path.hpp"
 
 namespace ptxbench {
@@ -16,8 +20,12 @@ namespace {
 using llm_detail::http_response;
 using llm_detail::http_session;
 using llm_detail::transport_status;
+using steady = std::chrono::steady_clock;
 
-constexpr double k_health_timeout_s = 30;
+constexpr double k_health_timeout_s = 10;
+constexpr double k_min_retry_wait_s = 0.5;  // a Retry-After of 0 must not become a busy loop
+constexpr double k_first_backoff_s = 1;
+constexpr double k_max_backoff_s = 30;
 
 // The item evald parses (agent/service/request.hpp), with the whole task
 // document so the service needs no copy of this run's task files.
@@ -31,29 +39,167 @@ nlohmann::json item_json(const evaluation_request& r) {
 
 std::string error_message(const http_response& r) {
   auto j = nlohmann::json::parse(r.body, nullptr, false);
-  if (j.is_object() && j.contains("error") && j["error"].is_string()) return j["error"].get<std::string>();
+  if (j.is_object() && j.contains("error") && j["error"].is_string()) return j["error"].get<std::string>().substr(0, 300);
   return r.body.substr(0, 300);
 }
 
+bool is_gpu_stage(stage s) { return s == stage::runtime || s == stage::correctness || s == stage::performance; }
+
+// Why a 200 answer is not this evaluator's result for `request` ("" when it is one).
+std::string invalid_result(const nlohmann::json& j, const evaluation_request& request, const std::string& version) {
+  if (!j.is_object()) return "the answer is not a JSON object";
+  if (!j.contains("verdict") || !j["verdict"].is_string()) return "the answer has no verdict";
+  if (!j.contains("passed") || !j["passed"].is_boolean()) return "the answer has no 'passed'";
+  if (!j.contains("evaluator_version") || !j["evaluator_version"].is_string()) return "the answer has no evaluator_version";
+  if (j["evaluator_version"].get<std::string>() != version)
+    return "the answer comes from evaluator " + j["evaluator_version"].get<std::string>().substr(0, 40) +
+           ", the service said " + version;
+  const bool passed = j["passed"].get<bool>();
+  if (passed != (j["verdict"].get<std::string>() == "passed")) return "the answer's verdict and 'passed' disagree";
+  if (!j.contains("stages") || !j["stages"].is_object() || !j["stages"].contains("format"))
+    return "the answer has no stages";
+  for (int i = 0; i < stage_count; ++i) {
+    const stage s = static_cast<stage>(i);
+    const auto it = j["stages"].find(to_string(s));
+    if (it == j["stages"].end()) {
+      if (passed) return std::string("the answer passed without stage ") + to_string(s);
+      continue;  // a stage the evaluator did not reach need not be listed
+    }
+    if (!it->is_object() || !it->contains("status") || !(*it)["status"].is_string())
+      return std::string("the answer has no status for stage ") + to_string(s);
+    stage_status status;
+    try {
+      status = parse_stage_status((*it)["status"].get<std::string>());
+    } catch (const input_error& e) {
+      return std::string("stage ") + to_string(s) + ": " + e.what();
+    }
+    if (passed && status != stage_status::passed) return std::string("the answer passed with stage ") + to_string(s) + " not passed";
+    if (!request.run_gpu && is_gpu_stage(s) && status != stage_status::not_run && status != stage_status::error)
+      return std::string("stage ") + to_string(s) + " ran on the GPU although no GPU stage was asked for";
+  }
+  return "";
+}
+
+struct service_state {
+  std::string url;
+  int in_flight = 0;
+  int failures_in_a_row = 0;
+  steady::time_point down_until{};  // no attempt before this: a failure's back-off or a Retry-After
+};
+
 class remote_evaluator final : public evaluator {
  public:
-  explicit remote_evaluator(const remote_evaluator_options& o) : m_options(o), m_in_flight(o.urls.size()) {
+  explicit remote_evaluator(const remote_evaluator_options& o) : m_options(o) {
     if (o.urls.empty()) throw input_error("evaluator.url: give at least one evald address");
     for (const auto& u : o.urls)
       if (u.rfind("http://", 0) != 0 && u.rfind("https://", 0) != 0)
         throw input_error("evaluator.url: '" + u + "' is not an http:// or https:// address");
-    for (auto& u : m_options.urls)
+    for (std::string u : o.urls) {
       while (!u.empty() && u.back() == '/') u.pop_back();
-    std::string errors;
-    for (const auto& u : m_options.urls) {
-      http_session session;
-      http_response r = session.get(u + "/v1/health", headers(), k_health_timeout_s);
-      if (r.status != transport_status::ok || r.http_status != 200) {
-        errors += (errors.empty() ? "" : "; ") + u + ": " +
-                  (r.status != transport_status::ok ? r.transport_error : "HTTP " + std::to_string(r.http_status));
+      m_services.push_back({u, 0, 0, {}});
+    }
+    m_id_prefix = std::to_string(std::random_device{}() & 0xffffffu);
+    check_health();
+  }
+
+  std::string version() const override { return m_version; }
+  std::string gpu_description() const override {
+    return "remote: " + m_gpu + " via " + std::to_string(m_services.size()) + " evald";
+  }
+
+  evaluation_result evaluate(const evaluation_request& request) override {
+    const std::string body = item_json(request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string id = m_id_prefix + "-" + std::to_string(++m_requests);
+    const steady::time_point start = steady::now();
+    std::string last_error;
+    int answered_failures = 0;
+    for (;;) {
+      if (llm_calls_cancelled()) throw stopping();
+      const double spent_s = std::chrono::duration<double>(steady::now() - start).count();
+      double wait_s = 0;
+      const std::optional<size_t> which = pick(wait_s);
+      if (!which) {
+        // Every service is down or full: wait for the first to come back, as
+        // long as this evaluation may, and not at all once the services have
+        // been given up (until one answers again).
+        if (spent_s >= m_options.max_wait_s || m_given_up.load()) throw unavailable(spent_s, last_error);
+        if (!sleep_for(std::clamp(std::min(wait_s, m_options.max_wait_s - spent_s), 0.02, 1.0))) throw stopping();
         continue;
       }
-      auto j = nlohmann::json::parse(r.body, nullptr, false);
+      const std::string& url = m_services[*which].url;
+      http_response r;
+      {
+        http_session session;
+        r = session.post(url + "/v1/evaluate", headers(id), body, m_options.timeout_s);
+      }
+      release(*which);
+      if (r.status == transport_status::cancelled) throw stopping();
+      std::string failure;
+      bool answered = false;  // the service answered, and could not judge this request
+      if (r.status != transport_status::ok) {
+        failure = r.transport_error;
+      } else if (r.http_status == 200) {
+        auto j = nlohmann::json::parse(r.body, nullptr, false);
+        failure = j.is_discarded() ? "the answer is not JSON" : invalid_result(j, request, m_version);
+        if (failure.empty() && !r.request_id.empty() && r.request_id != id)
+          failure = "the answer is for another request (X-Request-Id " + r.request_id + ", sent " + id + ")";
+        if (failure.empty()) {
+          try {
+            evaluation_result result = evaluation_result_from_json(j);
+            succeeded(*which);
+            return result;
+          } catch (const std::exception& e) {
+            failure = std::string("the answer is not a result: ") + e.what();
+          }
+        }
+        answered = true;
+      } else if (r.http_status == 429) {
+        const double wait = std::clamp(r.retry_after_s.value_or(1.0), k_min_retry_wait_s, m_options.max_retry_wait_s);
+        hold(*which, wait);
+        last_error = url + ": queue full (HTTP 429)";
+        continue;  // no failed attempt: another service, or this one after its Retry-After
+      } else if (r.http_status == 400 || r.http_status == 413 || r.http_status == 422) {
+        succeeded(*which);  // the service is fine; this request is what it refuses
+        throw std::runtime_error("remote evaluation refused by " + url + ": HTTP " + std::to_string(r.http_status) +
+                                 ": " + error_message(r));
+      } else {
+        // 500 is evald failing on this request; 401/403/404/408/502/503/504 a
+        // service that cannot be used now (a wrong token, a proxy, a restart).
+        failure = "HTTP " + std::to_string(r.http_status) + ": " + error_message(r);
+        answered = r.http_status == 500;
+      }
+      failed(*which);
+      last_error = url + ": " + failure;
+      if (answered && ++answered_failures >= m_options.max_attempts)
+        throw std::runtime_error("remote evaluation failed " + std::to_string(answered_failures) +
+                                 " times; the last: " + last_error);
+      if (std::chrono::duration<double>(steady::now() - start).count() >= m_options.max_wait_s && !any_up())
+        throw unavailable(std::chrono::duration<double>(steady::now() - start).count(), last_error);
+    }
+  }
+
+ private:
+  void check_health() {
+    std::vector<std::string> answers(m_services.size()), errors(m_services.size());
+    std::vector<std::thread> probes;
+    for (size_t i = 0; i < m_services.size(); ++i)
+      probes.emplace_back([&, i] {
+        http_session session;
+        http_response r = session.get(m_services[i].url + "/v1/health", headers(""), k_health_timeout_s);
+        if (r.status != transport_status::ok) errors[i] = r.transport_error;
+        else if (r.http_status != 200) errors[i] = "HTTP " + std::to_string(r.http_status);
+        else answers[i] = std::move(r.body);
+      });
+    for (auto& p : probes) p.join();
+    std::string down;
+    for (size_t i = 0; i < m_services.size(); ++i) {
+      const std::string& u = m_services[i].url;
+      if (!errors[i].empty()) {
+        down += (down.empty() ? "" : "; ") + u + ": " + errors[i];
+        failed(i);  // tried again after its back-off
+        continue;
+      }
+      auto j = nlohmann::json::parse(answers[i], nullptr, false);
       if (!j.is_object() || !j.contains("evaluator_version") || !j["evaluator_version"].is_string())
         throw input_error("evaluator.url: " + u + "/v1/health is not an evald health answer");
       const std::string v = j["evaluator_version"].get<std::string>();
@@ -63,77 +209,106 @@ class remote_evaluator final : public evaluator {
       m_version = v;
       if (m_gpu.empty() && j.contains("gpu") && j["gpu"].is_string()) m_gpu = j["gpu"].get<std::string>();
     }
-    if (m_version.empty()) throw std::runtime_error("no evaluation service answered: " + errors);
-    if (!errors.empty()) m_gpu += " (not answering now: " + errors + ")";
+    if (m_version.empty()) throw std::runtime_error("no evaluation service answered: " + down);
+    if (!down.empty()) m_gpu += " (not answering now: " + down + ")";
   }
 
-  std::string version() const override { return m_version; }
-  std::string gpu_description() const override {
-    return "remote: " + m_gpu + " via " + std::to_string(m_options.urls.size()) + " evald";
-  }
-
-  evaluation_result evaluate(const evaluation_request& request) override {
-    const std::string body = item_json(request).dump();
-    std::string last_error;
-    double waited_s = 0;
-    for (int attempt = 0; attempt < m_options.max_attempts; ++attempt) {
-      size_t which = pick();
-      http_response r;
-      {
-        http_session session;
-        r = session.post(m_options.urls[which] + "/v1/evaluate", headers(), body, m_options.timeout_s);
-      }
-      --m_in_flight[which];
-      const std::string where = m_options.urls[which];
-      if (r.status != transport_status::ok) {
-        last_error = where + ": " + r.transport_error;
-        continue;  // the next service, or this one again
-      }
-      if (r.http_status == 200) {
-        auto j = nlohmann::json::parse(r.body, nullptr, false);
-        if (j.is_discarded()) throw std::runtime_error(where + ": the result is not JSON");
-        return evaluation_result_from_json(j);
-      }
-      if (r.http_status == 429) {
-        double wait = std::min(r.retry_after_s.value_or(1.0), m_options.max_retry_wait_s);
-        if (waited_s + wait > m_options.max_retry_wait_s * m_options.max_attempts) break;
-        waited_s += wait;
-        --attempt;  // a full queue is no failed attempt
-        last_error = where + ": queue full";
-        std::this_thread::sleep_for(std::chrono::duration<double>(wait));
-        continue;
-      }
-      last_error = where + ": HTTP " + std::to_string(r.http_status) + ": " + error_message(r);
-      if (r.http_status < 500) break;  // our request is wrong: another service would say the same
-    }
-    throw std::runtime_error("remote evaluation failed: " + last_error);
-  }
-
- private:
-  std::vector<std::string> headers() const {
+  std::vector<std::string> headers(const std::string& request_id) const {
     std::vector<std::string> h{"Content-Type: application/json"};
+    if (!request_id.empty()) h.push_back("X-Request-Id: " + request_id);
     if (!m_options.token.empty()) h.push_back("Authorization: Bearer " + m_options.token);
     return h;
   }
 
-  // The service with the fewest of our requests in flight; ties go round-robin.
-  size_t pick() {
+  // Among the services that are up, the one with the fewest of our requests
+  // in flight (ties round-robin), counted as in flight; nullopt when none is
+  // up, with `wait_s` until the first is.
+  std::optional<size_t> pick(double& wait_s) {
     std::lock_guard lock(m_mutex);
-    const size_t n = m_in_flight.size(), start = m_next++ % n;
-    size_t best = start;
+    const steady::time_point now = steady::now();
+    const size_t n = m_services.size(), start = m_next++ % n;
+    std::optional<size_t> best;
+    steady::time_point first_up = steady::time_point::max();
     for (size_t k = 0; k < n; ++k) {
-      size_t i = (start + k) % n;
-      if (m_in_flight[i] < m_in_flight[best]) best = i;
+      const size_t i = (start + k) % n;
+      const service_state& s = m_services[i];
+      if (s.down_until > now) {
+        first_up = std::min(first_up, s.down_until);
+        continue;
+      }
+      if (!best || s.in_flight < m_services[*best].in_flight) best = i;
     }
-    ++m_in_flight[best];
-    return best;
+    if (best) {
+      ++m_services[*best].in_flight;
+      return best;
+    }
+    wait_s = std::chrono::duration<double>(first_up - now).count();
+    return std::nullopt;
+  }
+
+  bool any_up() {
+    std::lock_guard lock(m_mutex);
+    const steady::time_point now = steady::now();
+    for (const service_state& s : m_services)
+      if (s.down_until <= now) return true;
+    return false;
+  }
+
+  void release(size_t i) {
+    std::lock_guard lock(m_mutex);
+    --m_services[i].in_flight;
+  }
+  void succeeded(size_t i) {
+    std::lock_guard lock(m_mutex);
+    m_services[i].failures_in_a_row = 0;
+    m_given_up = false;
+  }
+  // Down for 1 s, doubling with each failure in a row up to 30 s, give or take a fifth.
+  void failed(size_t i) {
+    std::lock_guard lock(m_mutex);
+    service_state& s = m_services[i];
+    const double backoff = std::min(k_max_backoff_s, k_first_backoff_s * double(1 << std::min(s.failures_in_a_row, 10)));
+    ++s.failures_in_a_row;
+    std::uniform_real_distribution<double> jitter(0.8, 1.2);
+    s.down_until = steady::now() + std::chrono::duration_cast<steady::duration>(
+                                       std::chrono::duration<double>(backoff * jitter(m_random)));
+  }
+  void hold(size_t i, double wait_s) {
+    std::lock_guard lock(m_mutex);
+    m_services[i].down_until = std::max(m_services[i].down_until,
+                                        steady::now() + std::chrono::duration_cast<steady::duration>(
+                                                            std::chrono::duration<double>(wait_s)));
+  }
+
+  // Sleeps in short slices; false when cancel_llm_calls() cut it short.
+  static bool sleep_for(double seconds) {
+    const steady::time_point until =
+        steady::now() + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(seconds));
+    while (steady::now() < until) {
+      if (llm_calls_cancelled()) return false;
+      std::this_thread::sleep_for(std::min<steady::duration>(until - steady::now(), std::chrono::milliseconds(20)));
+    }
+    return !llm_calls_cancelled();
+  }
+
+  static evaluator_unavailable stopping() { return evaluator_unavailable("not judged: the run is stopping"); }
+  evaluator_unavailable unavailable(double spent_s, const std::string& last_error) {
+    m_given_up = true;
+    char spent[32];
+    std::snprintf(spent, sizeof spent, "%.0f", spent_s);
+    return evaluator_unavailable("no evaluation service could judge for " + std::string(spent) + " s (" +
+                                 std::to_string(m_services.size()) + " configured; the last: " +
+                                 (last_error.empty() ? "none answered" : last_error) + ")");
   }
 
   remote_evaluator_options m_options;
-  std::string m_version, m_gpu;
+  std::string m_version, m_gpu, m_id_prefix;
   std::mutex m_mutex;
-  std::vector<std::atomic<int>> m_in_flight;
+  std::vector<service_state> m_services;  // urls fixed at construction; the rest under m_mutex
   size_t m_next = 0;
+  std::mt19937 m_random{std::random_device{}()};
+  std::atomic<uint64_t> m_requests{0};
+  std::atomic<bool> m_given_up{false};  // an evaluation found no service for max_wait_s; cleared by a success
 };
 
 }  // namespace

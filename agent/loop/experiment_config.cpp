@@ -21,6 +21,15 @@ int bounded_int(const json_reader& r, const std::string& key, int fallback, int6
     r.fail_key(key, std::to_string(v) + " is out of range (" + std::to_string(lo) + " to " + std::to_string(hi) + ")");
   return static_cast<int>(v);
 }
+
+double bounded_seconds(const json_reader& r, const std::string& key, double fallback, double lo, double hi) {
+  if (!r.has(key)) return fallback;
+  const double v = r.get_number(key);
+  if (!(v >= lo && v <= hi))
+    r.fail_key(key, std::to_string(v) + " s is out of range (" + std::to_string(int64_t(lo)) + " to " +
+                        std::to_string(int64_t(hi)) + " s)");
+  return v;
+}
 }  // namespace
 
 experiment_config parse_experiment_config(const nlohmann::json& j, const std::string& source) {
@@ -74,7 +83,7 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   if (r.has("evaluator")) {
     json_reader e = r.at("evaluator");
     e.expect_object();
-    e.reject_unknown({"url", "token_env"});
+    e.reject_unknown({"url", "token_env", "timeout_s", "max_wait_s", "max_attempts"});
     if (e.has("url")) {
       if (e.json().at("url").is_string()) c.evaluator_urls = {e.get_string("url")};
       else c.evaluator_urls = e.get_strings("url");
@@ -83,6 +92,9 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
           e.at("url").fail("expected http:// or https:// addresses, got '" + c.evaluator_urls[i] + "'");
     }
     c.evaluator_token_env = e.get_string("token_env", "");
+    c.evaluator_timeout_s = bounded_seconds(e, "timeout_s", c.evaluator_timeout_s, 1, 86400);
+    c.evaluator_max_wait_s = bounded_seconds(e, "max_wait_s", c.evaluator_max_wait_s, 0, 7 * 86400);
+    c.evaluator_max_attempts = bounded_int(e, "max_attempts", c.evaluator_max_attempts, 1, 100);
   }
   c.coverage_target = bounded_int(r, "coverage_target", 0, 0, 1000000);
   c.max_llm_calls = bounded_int(r, "max_llm_calls", 0, 0, 1000000000);
@@ -204,7 +216,12 @@ nlohmann::json experiment_config_to_json(const experiment_config& c) {
           {"timing_budget_ms", c.timing_budget_ms},
           {"shard_index", c.shard_index},
           {"shard_count", c.shard_count},
-           {"evaluator", {{"url", c.evaluator_urls}, {"token_env", c.evaluator_token_env}}},
+           {"evaluator",
+            {{"url", c.evaluator_urls},
+             {"token_env", c.evaluator_token_env},
+             {"timeout_s", c.evaluator_timeout_s},
+             {"max_wait_s", c.evaluator_max_wait_s},
+             {"max_attempts", c.evaluator_max_attempts}}},
            {"coverage_target", c.coverage_target},
            {"max_llm_calls", c.max_llm_calls},
            {"branch", c.branch}};

@@ -62,6 +62,12 @@ struct experiment_config {
   // candidates are judged by these `ptxbench evald` services instead of in-process.
   std::vector<std::string> evaluator_urls;
   std::string evaluator_token_env;  // the variable holding their bearer token (the token is never stored)
+  // "timeout_s": one request; "max_wait_s": how long one evaluation waits for
+  // a service that can take it before the run stops as unavailable (resumable);
+  // "max_attempts": error answers before the candidate's evaluation is an error.
+  double evaluator_timeout_s = 300;
+  double evaluator_max_wait_s = 300;
+  int evaluator_max_attempts = 6;
   std::optional<teacher_config> teacher;
   // Coverage-driven collection: after the tasks x samples grid, keep adding
   // samples of the tasks that have a task x failing-stage cell with fewer

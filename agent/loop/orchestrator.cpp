@@ -47,6 +47,7 @@ bool cut_by_token_limit(const std::string& finish_reason) {
 
 void orchestrator::request_stop() { g_stop = true; }
 bool orchestrator::stop_requested() { return g_stop.load(); }
+void orchestrator::clear_stop_request() { g_stop = false; }
 
 orchestrator::orchestrator(experiment_config config, std::vector<task> tasks, provider& llm, evaluator& eval,
                            run_store& store, const prompt_library& prompts, progress_sink& progress)
@@ -87,7 +88,13 @@ evaluation_result orchestrator::judge_contained(int64_t trajectory_id, int round
     m_store.record_agent_error({0, trajectory_id, round, "judge", message, ""});
     return agent_error_result("judging", message, m_eval.version());
   }
-  evaluation_result r = judge(t, c);
+  evaluation_result r;
+  try {
+    r = judge(t, c);
+  } catch (const evaluator_unavailable&) {
+    m_store.forget_judge_attempt(c.id);  // never judged: no count against the candidate
+    throw;
+  }
   if (r.evaluator_error())
     m_store.record_agent_error({0, trajectory_id, round, "judge", r.headline, ""});
   return r;
@@ -210,7 +217,12 @@ void orchestrator::judge_sibling(int64_t traj_id, const task& t, int round, bran
       m_store.record_agent_error({0, traj_id, round, "judge", where + message, ""});
       r = agent_error_result("judging", message, m_eval.version());
     } else {
-      r = judge(t, sibling.candidate);
+      try {
+        r = judge(t, sibling.candidate);
+      } catch (const evaluator_unavailable&) {
+        m_store.forget_branch_judge_attempt(sibling.id);
+        throw;
+      }
       if (r.evaluator_error()) m_store.record_agent_error({0, traj_id, round, "judge", where + r.headline, ""});
     }
   }
@@ -398,6 +410,20 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
     }
   } catch (const store_error&) {
     throw;  // infrastructure: the trajectory stays pending and a resume continues it
+  } catch (const evaluator_unavailable& e) {
+    // Infrastructure too: the round's reply and candidate are stored, its
+    // judging is not, so a resume judges it. The run stops: further model
+    // calls would only pile up candidates nobody can judge.
+    if (!stop_requested()) {
+      m_store.record_agent_error({0, traj_id, round, "judge", std::string("left for a resume: ") + e.what(), ""});
+      {
+        std::lock_guard<std::mutex> lock(m_summary_mutex);
+        if (summary.evaluator_unavailable.empty()) summary.evaluator_unavailable = e.what();
+      }
+      request_stop();
+    }
+    m_progress.on_turn(t.id, sample, round, "pending", e.what());
+    return out;
   } catch (const std::exception& e) {
     // The agent failed on this trajectory (the prompt builder, a stored result
     // it cannot read): recorded, and the trajectory ends here rather than
@@ -428,6 +454,11 @@ run_summary orchestrator::run(bool resume) {
   std::unique_ptr<writer_lease> lease;
   auto on_lost = [] { request_stop(); };
   if (existing) {
+    if (!existing->evaluator_version.empty() && existing->evaluator_version != m_eval.version())
+      throw input_error("experiment '" + m_config.name + "' was judged by evaluator " + existing->evaluator_version +
+                        " and this evaluator is " + m_eval.version() +
+                        ": one experiment needs one evaluator version (start a new experiment, or re-judge this "
+                        "one with `ptxbench replay`)");
     exp_id = existing->id;
     lease = std::make_unique<writer_lease>(m_store, exp_id, m_config.name, m_lease_timing, on_lost);
     m_store.set_experiment_status(exp_id, "running");

@@ -53,6 +53,9 @@ struct run_summary {
   int budget_stopped = 0;   // trajectories not started or cut short because max_llm_calls was spent
   int coverage_waves = 0;   // rounds of extra samples added for coverage
   double wall_s = 0.0;
+  // Why the run stopped early for want of an evaluator ("" when it did not):
+  // the trajectories it left are pending, and a resume judges their candidates.
+  std::string evaluator_unavailable;
 };
 
 class orchestrator {
@@ -72,6 +75,8 @@ class orchestrator {
   // Asks running trajectories to stop after their current step (signal handlers).
   static void request_stop();
   static bool stop_requested();
+  // Lets a later run in this process start again after a stop (tests, embedders).
+  static void clear_stop_request();
 
   // How often the writer lease is renewed and when a silent holder counts as gone.
   void set_lease_timing(lease_timing timing) { m_lease_timing = timing; }

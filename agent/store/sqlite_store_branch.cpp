@@ -167,6 +167,16 @@ int sqlite_store::note_branch_judge_attempt(int64_t branch_reply_id) {
   return attempts;
 }
 
+void sqlite_store::forget_branch_judge_attempt(int64_t branch_reply_id) {
+  std::lock_guard lock(m_mutex);
+  write_transaction tx(m_db);
+  statement update =
+      m_db.query("UPDATE branch_replies SET judge_attempts = MAX(judge_attempts - 1, 0) WHERE id = ?1");
+  update.bind(1, branch_reply_id);
+  update.run();
+  tx.commit();
+}
+
 int64_t sqlite_store::choose_branch(int64_t trajectory_id, int round, int branch) {
   std::lock_guard lock(m_mutex);
   write_transaction tx(m_db);

@@ -29,6 +29,16 @@ int sqlite_store::note_judge_attempt(int64_t candidate_id) {
   return attempts;
 }
 
+void sqlite_store::forget_judge_attempt(int64_t candidate_id) {
+  std::lock_guard lock(m_mutex);
+  write_transaction tx(m_db);
+  statement update =
+      m_db.query("UPDATE judge_attempts SET attempts = MAX(attempts - 1, 0) WHERE candidate_id = ?1");
+  update.bind(1, candidate_id);
+  update.run();
+  tx.commit();
+}
+
 void sqlite_store::record_agent_error(const agent_error_row& e) {
   std::lock_guard lock(m_mutex);
   write_transaction tx(m_db);

@@ -203,6 +203,8 @@ class run_store {
   virtual void record_branch_evaluation(int64_t branch_reply_id, const evaluation_row& e) = 0;
   // Counts one more start of judging the sibling; returns the count (containment, as note_judge_attempt).
   virtual int note_branch_judge_attempt(int64_t branch_reply_id) = 0;
+  // Takes back the last count: that judging never happened (the evaluator was unavailable).
+  virtual void forget_branch_judge_attempt(int64_t branch_reply_id) = 0;
   // In one transaction: writes the judged sibling (trajectory, round, branch)
   // as the round's turn, candidate and evaluation, and marks it the chosen one
   // (the round's other siblings not chosen). When the round has a turn
@@ -217,6 +219,8 @@ class run_store {
   // --- containment ---
   // Counts one more start of judging the candidate; returns the count, this one included.
   virtual int note_judge_attempt(int64_t candidate_id) = 0;
+  // Takes back the last count: that judging never happened (the evaluator was unavailable).
+  virtual void forget_judge_attempt(int64_t candidate_id) = 0;
   virtual void record_agent_error(const agent_error_row& e) = 0;
   // Marks the trajectory done with final verdict "error": it is not run again.
   virtual void fail_trajectory(int64_t trajectory_id, int rounds_done) = 0;

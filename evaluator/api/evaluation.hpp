@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -282,6 +283,16 @@ struct gpu_usage {
   std::map<std::string, double> main_phase_s;
   double timing_wait_s = 0;      // timed runs waiting for the GPU to be theirs alone, summed
   uint64_t restarts = 0;         // main workers replaced
+};
+
+// Thrown by evaluate() when the candidate could not be judged at all for a
+// reason outside it and outside this request: no evaluation service could be
+// reached, or the run is stopping. Nothing is recorded for the candidate; a
+// resume judges it. (Any other exception is an evaluator failure on this
+// request: recorded as an `error` evaluation, never as the candidate's verdict.)
+class evaluator_unavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // The evaluator as the agent sees it. Implementations are thread-safe:

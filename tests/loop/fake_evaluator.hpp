@@ -48,4 +48,18 @@ class crashing_evaluator : public fake_evaluator {
   }
 };
 
+// Unavailable (no service could be reached) for its first `unavailable_calls`
+// calls, then judges like fake_evaluator.
+class unavailable_evaluator : public fake_evaluator {
+ public:
+  explicit unavailable_evaluator(int unavailable_calls) : m_left(unavailable_calls) {}
+  evaluation_result evaluate(const evaluation_request& r) override {
+    if (m_left.fetch_sub(1) > 0) throw evaluator_unavailable("no evaluation service could judge for 300 s");
+    return fake_evaluator::evaluate(r);
+  }
+
+ private:
+  std::atomic<int> m_left;
+};
+
 }  // namespace ptxbench::test

@@ -152,6 +152,70 @@ TEST_CASE("a candidate whose judging ends the process is judged at most 3 times 
   CHECK(turns[0].evaluation->result.dump().find("never finished") != std::string::npos);
 }
 
+TEST_CASE("an unavailable evaluator leaves the candidate for a resume - stops the run - charges nothing") {
+  fixture f;
+  f.config.rounds = 2;
+  f.config.samples = 2;
+  test::unavailable_evaluator down(1000);
+  auto first = f.run(two_rounds("compile", "passed"), down);
+  orchestrator::clear_stop_request();
+  CHECK(first.evaluator_unavailable.find("no evaluation service") != std::string::npos);
+  CHECK(first.completed == 0);
+  {
+    auto store = run_store::open(f.dir / "run.db", true);
+    auto exp = store->find_experiment("c");
+    CHECK(exp->status == "interrupted");
+    for (const auto& tr : store->trajectories(exp->id)) {
+      CHECK(tr.status == "pending");
+      for (const auto& tv : store->turns(tr.id)) {
+        CHECK(tv.candidate);
+        CHECK_FALSE(tv.evaluation);  // no error verdict recorded: it was never judged
+      }
+    }
+    CHECK_FALSE(store->agent_errors(exp->id).empty());
+  }
+  // Resumed more often than a crashing candidate is allowed: the attempts
+  // that found no evaluator are not counted against it.
+  for (int i = 0; i < 4; ++i) {
+    test::unavailable_evaluator still_down(1000);
+    f.run(two_rounds("compile", "passed"), still_down, true);
+    orchestrator::clear_stop_request();
+  }
+  test::fake_evaluator back;
+  auto resumed = f.run(two_rounds("compile", "passed"), back, true);
+  CHECK(resumed.evaluator_unavailable.empty());
+  CHECK(resumed.completed == 2);
+  CHECK(resumed.passed == 2);
+  auto store = run_store::open(f.dir / "run.db", true);
+  auto exp = store->find_experiment("c");
+  CHECK(exp->status == "done");
+  for (const auto& tr : store->trajectories(exp->id)) {
+    auto turns = store->turns(tr.id);
+    REQUIRE(turns.size() == 2);
+    REQUIRE(turns[0].evaluation);
+    CHECK(turns[0].evaluation->verdict == "compile");  // judged on the resume, not an error
+    REQUIRE(turns[1].evaluation);
+    CHECK(turns[1].evaluation->verdict == "passed");
+  }
+}
+
+TEST_CASE("a resume with another evaluator version is refused naming both") {
+  fixture f;
+  f.config.rounds = 1;
+  test::fake_evaluator eval;
+  f.run(two_rounds("compile", "passed"), eval);
+  struct other_version final : test::fake_evaluator {
+    std::string version() const override { return "fake-2"; }
+  } other;
+  try {
+    f.run(two_rounds("compile", "passed"), other, true);
+    FAIL("the resume was accepted");
+  } catch (const input_error& e) {
+    CHECK(std::string(e.what()).find("fake-1") != std::string::npos);
+    CHECK(std::string(e.what()).find("fake-2") != std::string::npos);
+  }
+}
+
 namespace {
 // Answers every call with a reply cut off by the token limit.
 class cut_off_provider : public provider {
