@@ -319,6 +319,7 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
   if (auto row = m_store.trajectory(traj_id); row && row->status == "done") {
     out.completed = true;
     out.passed = row->passed;
+    out.done_before = true;
     return out;
   }
   auto stored = m_store.turns(traj_id);
@@ -547,7 +548,9 @@ void orchestrator::run_jobs(int64_t exp_id, const std::vector<job>& jobs, run_su
         else if (!o.budget_stopped) ++summary.incomplete;
         if (o.passed) ++summary.passed;
       }
-      m_progress.on_trajectory_done(o.passed, o.completed);
+      // Done by an earlier process: on_start counted it already.
+      if (o.done_before) m_progress.on_trajectory_skipped();
+      else m_progress.on_trajectory_done(o.passed, o.completed);
     }
   };
   int n = std::min<int>(m_config.concurrency, static_cast<int>(jobs.size()));

@@ -86,6 +86,7 @@ class orchestrator {
     bool completed = false;
     bool passed = false;
     bool budget_stopped = false;
+    bool done_before = false;  // finished by an earlier process (a resume passes over it)
   };
   struct job {
     const task* t;

@@ -72,6 +72,11 @@ void terminal_progress::on_trajectory_done(bool passed, bool completed) {
   if (m_tty) draw_locked();
 }
 
+void terminal_progress::on_trajectory_skipped() {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  --m_in_flight;
+}
+
 void terminal_progress::on_finish() {
   std::lock_guard<std::mutex> lock(m_mutex);
   if (m_quiet) return;

@@ -23,6 +23,8 @@ class progress_sink {
   // false when it stopped early (LLM failure, interruption) and stays
   // pending for a resume, which is not counted as done.
   virtual void on_trajectory_done(bool passed, bool completed) = 0;
+  // A started trajectory that an earlier process finished (counted in on_start's already_done).
+  virtual void on_trajectory_skipped() = 0;
   virtual void on_finish() = 0;
 };
 
@@ -41,6 +43,7 @@ class terminal_progress : public progress_sink {
   void on_turn(const std::string& task_id, int sample, int round, const std::string& verdict,
                const std::string& headline) override;
   void on_trajectory_done(bool passed, bool completed) override;
+  void on_trajectory_skipped() override;
   void on_finish() override;
 
  private:

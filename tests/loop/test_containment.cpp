@@ -199,6 +199,35 @@ TEST_CASE("an unavailable evaluator leaves the candidate for a resume - stops th
   }
 }
 
+TEST_CASE("a resume counts the trajectories an earlier process finished once") {
+  fixture f;
+  f.config.rounds = 1;
+  f.config.samples = 3;
+  test::fake_evaluator eval;
+  f.run(two_rounds("compile", "passed"), eval);
+  std::FILE* out = std::tmpfile();
+  {
+    auto store = run_store::open(f.dir / "run.db");
+    prompt_library prompts(fs::path(PTXBENCH_SOURCE_DIR) / "prompts");
+    embedded_endpoint ep(two_rounds("compile", "passed"));
+    provider_config pc = f.config.llm;
+    pc.base_url = ep.base_url();
+    auto llm = make_http_provider(pc);
+    terminal_progress progress(out, false, false);
+    orchestrator o(f.config, f.tasks, *llm, eval, *store, prompts, progress);
+    CHECK(o.run(true).completed == 3);
+  }
+  std::rewind(out);
+  std::string text;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, out)) text += buf;
+  std::fclose(out);
+  CAPTURE(text);
+  CHECK(text.find("3 trajectories (3 already done)") != std::string::npos);
+  CHECK(text.find("3/3 trajectories done") != std::string::npos);
+  CHECK(text.find("6/3") == std::string::npos);
+}
+
 TEST_CASE("a resume with another evaluator version is refused naming both") {
   fixture f;
   f.config.rounds = 1;
