@@ -112,7 +112,8 @@ class remote_evaluator final : public evaluator {
     const std::string id = m_id_prefix + "-" + std::to_string(++m_requests);
     const steady::time_point start = steady::now();
     std::string last_error;
-    int answered_failures = 0;
+    int answered_failures = 0, lost_failures = 0;
+    const uint64_t successes_before = m_successes.load();
     for (;;) {
       if (llm_calls_cancelled()) throw stopping();
       const double spent_s = std::chrono::duration<double>(steady::now() - start).count();
@@ -138,6 +139,7 @@ class remote_evaluator final : public evaluator {
       bool answered = false;  // the service answered, and could not judge this request
       if (r.status != transport_status::ok) {
         failure = r.transport_error;
+        answered = r.status == transport_status::too_large;  // an answer, and no result
       } else if (r.http_status == 200) {
         auto j = nlohmann::json::parse(r.body, nullptr, false);
         failure = j.is_discarded() ? "the answer is not JSON" : invalid_result(j, request, m_version);
@@ -173,6 +175,12 @@ class remote_evaluator final : public evaluator {
       if (answered && ++answered_failures >= m_options.max_attempts)
         throw std::runtime_error("remote evaluation failed " + std::to_string(answered_failures) +
                                  " times; the last: " + last_error);
+      // Connections lost on this request while the services judged others: a
+      // request that takes a service down (not an outage) ends as an error
+      // rather than stopping the run at every resume.
+      if (!answered && ++lost_failures >= m_options.max_attempts && m_successes.load() > successes_before)
+        throw std::runtime_error("remote evaluation failed " + std::to_string(lost_failures) +
+                                 " times while the services judged other requests; the last: " + last_error);
       if (std::chrono::duration<double>(steady::now() - start).count() >= m_options.max_wait_s && !any_up())
         throw unavailable(std::chrono::duration<double>(steady::now() - start).count(), last_error);
     }
@@ -262,6 +270,7 @@ class remote_evaluator final : public evaluator {
     std::lock_guard lock(m_mutex);
     m_services[i].failures_in_a_row = 0;
     m_given_up = false;
+    ++m_successes;
   }
   // Down for 1 s, doubling with each failure in a row up to 30 s, give or take a fifth.
   void failed(size_t i) {
@@ -308,7 +317,8 @@ class remote_evaluator final : public evaluator {
   size_t m_next = 0;
   std::mt19937 m_random{std::random_device{}()};
   std::atomic<uint64_t> m_requests{0};
-  std::atomic<bool> m_given_up{false};  // an evaluation found no service for max_wait_s; cleared by a success
+  std::atomic<bool> m_given_up{false};
+  std::atomic<uint64_t> m_successes{0};  // answers taken, over all evaluations  // an evaluation found no service for max_wait_s; cleared by a success
 };
 
 }  // namespace

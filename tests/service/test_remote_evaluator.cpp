@@ -257,6 +257,42 @@ TEST_CASE("remote evaluator: a service restarting is waited for - one gone for m
   CHECK(seconds_since(start) < 5);
 }
 
+TEST_CASE("remote evaluator: a request that cuts the service off every time is an error while others are judged") {
+  scripted_service service([](const httplib::Request& req, httplib::Response& res, int) {
+    if (req.body.find("poison") == std::string::npos) return good_answer(req, res);
+    // The answer breaks off after its first byte, as when the service dies on this request.
+    res.set_content_provider(1000, "application/json", [](size_t, size_t, httplib::DataSink& sink) {
+      sink.write("{", 1);
+      return false;
+    });
+  });
+  remote_evaluator_options o;
+  o.urls = {service.url()};
+  o.max_attempts = 3;
+  o.max_wait_s = 60;
+  auto remote = make_remote_evaluator(o);
+  std::atomic<bool> finished{false};
+  std::atomic<int> others{0};
+  std::thread judged_beside([&] {
+    while (!finished) {
+      if (remote->evaluate(request("p")).headline == "scripted") ++others;
+    }
+  });
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    remote->evaluate(request("poison"));
+    FAIL("a broken answer was taken");
+  } catch (const evaluator_unavailable& e) {
+    FAIL("the run would stop at every resume: " << e.what());
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()).find("judged other requests") != std::string::npos);
+  }
+  finished = true;
+  judged_beside.join();
+  CHECK(others > 0);
+  CHECK(seconds_since(start) < 20);
+}
+
 TEST_CASE("remote evaluator: a service that refuses the token fails over to one that takes it") {
   scripted_service wrong_token([](const httplib::Request&, httplib::Response& res, int) {
     res.status = 401;
