@@ -36,6 +36,7 @@ std::string service_metrics::render(int queue_waiting, int queue_running, int qu
                                     const std::vector<gpu_usage>& gpus) const {
   std::lock_guard lock(m_mutex);
   std::ostringstream o;
+  o.precision(15);  // seconds summed over days keep their milliseconds (the default 6 digits rounded them)
   o << "# HELP ptxbench_evald_queue_depth Evaluations admitted and waiting for a free evaluation slot.\n"
     << "# TYPE ptxbench_evald_queue_depth gauge\nptxbench_evald_queue_depth " << queue_waiting << "\n"
     << "# HELP ptxbench_evald_in_flight Evaluations running now.\n"

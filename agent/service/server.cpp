@@ -11,7 +11,11 @@
 #include "evaluator/api/json_path.hpp"
 
 namespace ptxbench::service {
+
 namespace {
+
+constexpr size_t k_threads_beyond_capacity = 64;
+constexpr time_t k_idle_s = 10;
 
 // A body that httplib would read whole, whatever its size, before any
 // handler runs: set_payload_max_length bounds only a stated Content-Length.
@@ -78,8 +82,10 @@ evald_server::evald_server(evald_service& service) : m_impl(std::make_unique<imp
   server.set_payload_max_length(o.max_body_bytes);
   // Handler threads block while their evaluations run: enough for every
   // admitted request (each holds at least one queue place) plus the
-  // requests answered at once (health, metrics, 429s).
-  const size_t threads = size_t(o.capacity) + 8;
+  // requests answered at once (health, metrics, 429s), and room for
+  // connections that send nothing: each holds a thread until its read times
+  // out, and 12 of them took health down when there were 8 to spare.
+  const size_t threads = size_t(o.capacity) + k_threads_beyond_capacity;
   server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   // Each answer goes out as two writes (headers, then body); with Nagle's
   // algorithm the body could wait for the ACK of the headers.
@@ -102,8 +108,11 @@ evald_server::evald_server(evald_service& service) : m_impl(std::make_unique<imp
     const std::string id = req.get_header_value("X-Request-Id");
     if (valid_request_id(id)) res.set_header("X-Request-Id", id);
   });
-  server.set_read_timeout(60, 0);
+  // A client that sends nothing for this long is dropped (a request is sent
+  // in one go; 60 s let a client hold a thread with a byte a minute).
+  server.set_read_timeout(k_idle_s, 0);
   server.set_write_timeout(60, 0);
+  server.set_keep_alive_timeout(k_idle_s);
   server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     res.status = 500;
     res.set_content(R"({"error":"internal error","status":500})", k_json_content_type);

@@ -221,8 +221,13 @@ http_answer evald_service::evaluate(const http_request& request, bool batch) {
                            std::to_string(m_options.max_body_bytes));
   if (json_depth(request.body, k_max_json_depth) > k_max_json_depth)
     return reject(400, "$: JSON nested deeper than " + std::to_string(k_max_json_depth) + " levels");
-  nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
-  if (body.is_discarded()) return reject(400, "$: the body is not valid JSON");
+  nlohmann::json body;
+  try {
+    body = nlohmann::json::parse(request.body);
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann's message names the byte and what it expected; it quotes at most a few bytes of the body.
+    return reject(400, std::string("$: the body is not valid JSON: ") + truncated(e.what(), 200));
+  }
 
   std::vector<const nlohmann::json*> raw;
   std::vector<std::string> paths;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "evaluator/api/utf8.hpp"
+
 namespace ptxbench {
 
 namespace {
@@ -138,7 +140,9 @@ void json_reader::reject_unknown(const std::vector<std::string>& known) const {
     if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      fail_key(it.key(), "unknown field (known: " + list + ")");
+      // The key is a client's or a model's text: named in part, so an error never echoes megabytes.
+      const std::string key = it.key().size() > 100 ? it.key().substr(0, utf8_boundary(it.key(), 100)) + "..." : it.key();
+      fail_key(key, "unknown field (known: " + list + ")");
     }
   }
 }

@@ -58,6 +58,15 @@ TEST_CASE("evald logs every request and result to SQLite so they replay to the s
   std::filesystem::remove(path);
 }
 
+TEST_CASE("metrics keep the milliseconds of seconds summed over days") {
+  ptxbench::service::service_metrics m;
+  ptxbench::evaluation_result r;
+  m.record_evaluation(r, 1234567.891);
+  const std::string text = m.render(0, 0, 8, 2);
+  CAPTURE(text);
+  CHECK(text.find("ptxbench_evald_evaluation_seconds_sum 1234567.891") != std::string::npos);
+}
+
 TEST_CASE("metrics carry the evaluator's usage per GPU - none without a GPU") {
   ptxbench::service::service_metrics m;
   ptxbench::gpu_usage u;

@@ -1,7 +1,11 @@
 // evald over real loopback HTTP with this host's evaluator (GPU stages off):
 // the answers are the JSON `eval --json` prints, in request order for batches.
 #include <doctest/doctest.h>
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "agent/service/http_encoding.hpp"
 #include "evaluator/api/local.hpp"
@@ -122,6 +126,10 @@ TEST_CASE("evald rejects malformed requests with 400 and the JSON path - never a
     return json::parse(r->body).at("error").get<std::string>();
   };
   CHECK(error_of("/v1/evaluate", "{not json").find("not valid JSON") != std::string::npos);
+  // Where it broke, as nlohmann says it (line, column, what was expected).
+  CHECK(error_of("/v1/evaluate", "{\"task\": 1,,}").find("column 12") != std::string::npos);
+  // An unknown key of a megabyte is named in part.
+  CHECK(error_of("/v1/evaluate", "{\"" + std::string(1 << 20, 'k') + "\": 1}").size() < 2000);
   CHECK(error_of("/v1/evaluate", R"({"task":"nope","reply":"x"})").find("$.task: unknown task 'nope'") !=
         std::string::npos);
   CHECK(error_of("/v1/evaluate", R"({"task":7,"reply":"x"})").find("$.task") != std::string::npos);
@@ -154,6 +162,33 @@ TEST_CASE("evald rejects malformed requests with 400 and the JSON path - never a
   auto health = client.Get("/v1/health");
   REQUIRE(health);
   CHECK(json::parse(health->body).at("status") == "ok");
+}
+
+TEST_CASE("evald keeps answering health while 40 connections that send nothing are open") {
+  gated_evaluator eval;
+  service::service_options o;
+  o.capacity = 4;
+  running_service svc(eval, o);
+  std::vector<int> idle;
+  for (int i = 0; i < 40; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(svc.port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    idle.push_back(fd);  // connected, never sends a byte
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the server has accepted them all
+  httplib::Client client("127.0.0.1", svc.port());
+  client.set_connection_timeout(3, 0);
+  client.set_read_timeout(3, 0);
+  auto r = client.Get("/v1/health");
+  for (int fd : idle) ::close(fd);
+  eval.release();
+  REQUIRE(r);
+  CHECK(r->status == 200);
 }
 
 TEST_CASE("evald answers JSON uncompressed even to a client that offers brotli") {
