@@ -28,5 +28,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ptxbench::parse_ptxas_resources(log);
   ptxbench::parse_nvdisasm_json(log);
   ptxbench::parse_nvdisasm_text(log);
+  if (auto checked = ptxbench::parse_nvdisasm_text_checked(log)) {
+    // What the checked reader keeps is whole: offsets 0, 16, 32... per function.
+    for (size_t i = 1; i < checked->size(); ++i)
+      if ((*checked)[i].function == (*checked)[i - 1].function &&
+          (*checked)[i].offset != (*checked)[i - 1].offset + ptxbench::sass_instruction_bytes)
+        __builtin_trap();
+  }
   return 0;
 }
