@@ -13,13 +13,34 @@ using namespace ptxbench;
 using namespace ptxbench::testing;
 using nlohmann::json;
 
+namespace {
+
+// A CPU evaluator and a request log in a fresh file, removed at the end.
+struct logged_cpu_service {
+  std::filesystem::path path;
+  std::unique_ptr<evaluator> eval;
+  std::unique_ptr<request_log> log;
+  explicit logged_cpu_service(const std::string& name)
+      : path(std::filesystem::temp_directory_path() /
+             ("ptxbench-evald-" + name + "-" + std::to_string(::getpid()) + ".db")) {
+    std::filesystem::remove(path);
+    local_evaluator_options eo;
+    eo.gpu_mode = "off";
+    eval = make_local_evaluator(eo);
+    log = request_log::open(path);
+  }
+  ~logged_cpu_service() {
+    log.reset();
+    std::filesystem::remove(path);
+  }
+};
+
+}  // namespace
+
 TEST_CASE("evald logs every request and result to SQLite so they replay to the same verdict") {
-  auto path = std::filesystem::temp_directory_path() / ("ptxbench-evald-log-" + std::to_string(::getpid()) + ".db");
-  std::filesystem::remove(path);
-  local_evaluator_options eo;
-  eo.gpu_mode = "off";
-  auto eval = make_local_evaluator(eo);
-  auto log = request_log::open(path);
+  logged_cpu_service f("log");
+  auto& eval = f.eval;
+  auto& log = f.log;
   {
     running_service svc(*eval, {}, log.get());
     httplib::Client client("127.0.0.1", svc.port());
@@ -55,7 +76,6 @@ TEST_CASE("evald logs every request and result to SQLite so they replay to the s
   CHECK(again.at("verdict") == rows[0].result.at("verdict"));
   CHECK(again.at("headline") == rows[0].result.at("headline"));
   CHECK(again.at("stages").at("compile") .at("status") == rows[0].result.at("stages").at("compile").at("status"));
-  std::filesystem::remove(path);
 }
 
 TEST_CASE("metrics keep the milliseconds of seconds summed over days") {
@@ -87,12 +107,9 @@ TEST_CASE("metrics carry the evaluator's usage per GPU - none without a GPU") {
 TEST_CASE("evald answers and logs a batch whose manifest quotes a non-ASCII character") {
   // One byte of the "é" went into the expression's error message: the answer
   // threw (500 for the whole batch, the good item lost) and no row was logged.
-  auto path = std::filesystem::temp_directory_path() / ("ptxbench-evald-utf8-" + std::to_string(::getpid()) + ".db");
-  std::filesystem::remove(path);
-  local_evaluator_options eo;
-  eo.gpu_mode = "off";
-  auto eval = make_local_evaluator(eo);
-  auto log = request_log::open(path);
+  logged_cpu_service f("utf8");
+  auto& eval = f.eval;
+  auto& log = f.log;
   {
     running_service svc(*eval, {}, log.get());
     httplib::Client client("127.0.0.1", svc.port());
@@ -134,7 +151,6 @@ TEST_CASE("evald answers and logs a batch whose manifest quotes a non-ASCII char
     CHECK(row.http_status == 200);
     CHECK(row.result.at("verdict").is_string());
   }
-  std::filesystem::remove(path);
 }
 
 TEST_CASE("the request log keeps valid UTF-8 and the status the answer went out with") {

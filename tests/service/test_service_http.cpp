@@ -1,13 +1,10 @@
 // evald over real loopback HTTP with this host's evaluator (GPU stages off):
 // the answers are the JSON `eval --json` prints, in request order for batches.
 #include <doctest/doctest.h>
-#include <arpa/inet.h>
 #include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "agent/service/http_encoding.hpp"
+#include "idle_sockets.hpp"
 #include "evaluator/api/local.hpp"
 #include "service_fixture.hpp"
 
@@ -169,26 +166,17 @@ TEST_CASE("evald keeps answering health while 40 connections that send nothing a
   service::service_options o;
   o.capacity = 4;
   running_service svc(eval, o);
-  std::vector<int> idle;
-  for (int i = 0; i < 40; ++i) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(svc.port()));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    idle.push_back(fd);  // connected, never sends a byte
+  int status = 0;
+  {
+    test::idle_sockets idle(svc.port(), 40);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the server has accepted them all
+    httplib::Client client("127.0.0.1", svc.port());
+    client.set_connection_timeout(3, 0);
+    client.set_read_timeout(3, 0);
+    if (auto r = client.Get("/v1/health")) status = r->status;
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the server has accepted them all
-  httplib::Client client("127.0.0.1", svc.port());
-  client.set_connection_timeout(3, 0);
-  client.set_read_timeout(3, 0);
-  auto r = client.Get("/v1/health");
-  for (int fd : idle) ::close(fd);
   eval.release();
-  REQUIRE(r);
-  CHECK(r->status == 200);
+  CHECK(status == 200);
 }
 
 TEST_CASE("evald answers JSON uncompressed even to a client that offers brotli") {

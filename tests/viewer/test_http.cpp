@@ -1,14 +1,12 @@
 #include <doctest/doctest.h>
-#include <arpa/inet.h>
 #include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
+#include "idle_sockets.hpp"
 #include "served_db.hpp"
 
 using namespace ptxbench;
@@ -60,17 +58,7 @@ TEST_CASE("viewer answers percent-encoded invalid UTF-8 with 400") {
 
 TEST_CASE("viewer keeps answering while 60 idle TCP connections are open") {
   testing::served_db served("viewer-http-idle");
-  std::vector<int> idle;
-  for (int i = 0; i < 60; ++i) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(served.port()));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    idle.push_back(fd);  // connected, never sends a byte
-  }
+  auto idle = std::make_unique<test::idle_sockets>(served.port(), 60);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the server has accepted them all
   httplib::Client client("127.0.0.1", served.port());
   client.set_connection_timeout(3, 0);
@@ -78,7 +66,7 @@ TEST_CASE("viewer keeps answering while 60 idle TCP connections are open") {
   auto start = std::chrono::steady_clock::now();
   auto r = client.Get("/api/experiments");
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (int fd : idle) ::close(fd);
+  idle.reset();
   REQUIRE(r);
   CHECK(r->status == 200);
   CHECK(s < 2.5);
