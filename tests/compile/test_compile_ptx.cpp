@@ -300,3 +300,21 @@ TEST_CASE("a compile the evaluator could not run is its error - not the PTX's fa
     CHECK(m.evaluator_error == "could not write the PTX to a temporary file");
   }
 }
+
+TEST_CASE("nvJitLink's linker errors are the PTX's compile failure - an undefined function named") {
+  const std::string ptx =
+      ".version 8.0\n.target sm_90a\n.address_size 64\n.extern .func foo();\n"
+      ".visible .entry k(.param .u64 p) { call foo; ret; }\n";
+  const compiled_module m = compile_ptx(ptx, "sm_90a", compiler_backend::nvjitlink);
+  CHECK_FALSE(m.ok);
+  CHECK(m.evaluator_error.empty());  // the candidate's failure, not an evaluator error
+  bool named = false;
+  for (const ptxas_diagnostic& d : m.report.diagnostics)
+    named = named || (d.severity == "error" && d.message.find("Undefined reference to 'foo'") != std::string::npos);
+  CHECK(named);
+  if (!ptxas_path().empty()) {
+    const compiled_module by_ptxas = compile_ptx(ptx, "sm_90a", compiler_backend::ptxas);
+    CHECK_FALSE(by_ptxas.ok);
+    CHECK(by_ptxas.evaluator_error.empty());
+  }
+}
