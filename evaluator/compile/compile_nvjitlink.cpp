@@ -4,9 +4,7 @@
 // report success afterwards, so both results decide `ok`.
 #include <nvJitLink.h>
 
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "evaluator/compile/compile_backends.hpp"
@@ -67,34 +65,6 @@ const char* result_name(nvJitLinkResult r) {
 
 }  // namespace
 
-namespace {
-
-// The message of the first "error : ..." line of nvJitLink's error log (its
-// linker's, which are no ptxas diagnostics), bounded; nullopt when none.
-std::optional<std::string> linker_error_line(const std::string& log) {
-  size_t start = 0;
-  while (start < log.size()) {
-    size_t end = log.find('\n', start);
-    if (end == std::string::npos) end = log.size();
-    std::string_view line(log.data() + start, end - start);
-    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
-    if (line.rfind("error", 0) == 0) {
-      std::string_view rest = line.substr(5);
-      while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
-      if (!rest.empty() && rest.front() == ':') {
-        rest.remove_prefix(1);
-        while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
-        while (!rest.empty() && (rest.back() == '\r' || rest.back() == ' ')) rest.remove_suffix(1);
-        if (!rest.empty()) return std::string(rest.substr(0, 300));
-      }
-    }
-    start = end + 1;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 void compile_with_nvjitlink(const std::string& ptx, const std::string& arch, compiled_module& out) {
   const std::string arch_option = "-arch=" + arch;
   jit_link link({arch_option.c_str(), "-Xptxas=-v"});
@@ -124,16 +94,12 @@ void compile_with_nvjitlink(const std::string& ptx, const std::string& arch, com
   out.report.diagnostics = parse_ptxas_diagnostics(out.report.log, ptx);
   out.report.kernels = parse_ptxas_resources(info_log);
 
-  // The PTX failed when ptxas or the linker said why (the linker's own lines,
-  // "error   : Undefined reference to 'foo'", come with NVJITLINK_ERROR_INTERNAL);
-  // a failure with no error line (out of memory, a thread pool) is the evaluator's.
+  // The PTX failed when ptxas or the linker said why (the linker's "error   :
+  // Undefined reference to 'foo'" comes with NVJITLINK_ERROR_INTERNAL); a
+  // failure with no error diagnostic (out of memory, a thread pool) is the evaluator's.
   if (completed != NVJITLINK_SUCCESS) {
-    if (has_error_diagnostic(out.report)) return;
-    if (auto line = linker_error_line(error_log)) {
-      add_compile_error(out.report, "nvJitLink: " + *line);
-      return;
-    }
-    fail_compile(out, std::string("nvJitLink failed without an error message: ") + result_name(completed));
+    if (!has_error_diagnostic(out.report))
+      fail_compile(out, std::string("nvJitLink failed without an error message: ") + result_name(completed));
     return;
   }
   size_t cubin_size = 0;

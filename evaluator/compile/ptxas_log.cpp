@@ -149,6 +149,8 @@ std::vector<ptxas_diagnostic> parse_ptxas_diagnostics(const std::string& log, co
   // syntax error is reported as "line 14; fatal   : Parsing error near '4'".
   // "ptxas fatal   : Ptx assembly aborted due to errors", "ptxas warning : ..."
   // "ptxas info    : (C7508) Potential Performance Loss: ... around line 287 ..."
+  // nvJitLink's own linker errors carry no tool name: "error   : Undefined
+  // reference to 'foo' in 'candidate.ptx'" (its trailer "ERROR 9: finish" is no diagnostic).
   // Read by hand, not by std::regex: its recursive matcher overflows the stack
   // on long lines, and the log echoes the candidate's text.
   std::vector<ptxas_diagnostic> diagnostics;
@@ -156,6 +158,13 @@ std::vector<ptxas_diagnostic> parse_ptxas_diagnostics(const std::string& log, co
   bool split = false;
   for (const std::string& line : log_lines(log)) {
     if (diagnostics.size() >= k_max_ptxas_diagnostics) break;
+    if (auto linker = severity_after(line, 0); linker && linker->severity == "error") {
+      ptxas_diagnostic d;
+      d.severity = "error";
+      d.message = trim(linker->message);
+      if (!d.message.empty()) diagnostics.push_back(std::move(d));
+      continue;
+    }
     if (line.rfind("ptxas", 0) != 0) continue;
     const std::string_view rest = std::string_view(line).substr(5);
     if (!rest.empty() && is_word_char(rest.front())) continue;  // "ptxasfoo" is not ptxas

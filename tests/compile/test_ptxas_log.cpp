@@ -67,6 +67,18 @@ TEST_CASE("warnings and unlocated fatals are read - the closing 'aborted' line i
   CHECK(d[1].message.find("higher than default SM") != std::string::npos);
 }
 
+TEST_CASE("nvJitLink's own error lines are errors - its ERROR trailer is none") {
+  const std::string log =
+      "error   : Undefined reference to 'foo' in 'candidate.ptx'\n"
+      "ERROR 9: finish\n"
+      "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n";
+  const std::vector<ptxas_diagnostic> d = parse_ptxas_diagnostics(log, "");
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].severity == "error");
+  CHECK(d[0].line == 0);
+  CHECK(d[0].message == "Undefined reference to 'foo' in 'candidate.ptx'");
+}
+
 TEST_CASE("quoting clamps to the module and cuts very long lines") {
   const std::string ptx = "first\n" + std::string(500, 'x') + "\n";
   const std::string q = quote_ptx_lines(ptx, -1, 9, 2);
