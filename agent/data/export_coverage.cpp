@@ -80,7 +80,7 @@ export_result build_export(run_store& store, const export_options& options) {
 }
 
 void write_jsonl(std::ostream& out, const std::vector<export_record>& records) {
-  for (const auto& r : records) out << r.body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  for (const auto& r : records) out << json_text(r.body) << '\n';
 }
 
 std::string format_coverage(const export_result& result, bool balanced) {

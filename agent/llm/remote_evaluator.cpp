@@ -108,7 +108,7 @@ class remote_evaluator final : public evaluator {
   }
 
   evaluation_result evaluate(const evaluation_request& request) override {
-    const std::string body = item_json(request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string body = json_text(item_json(request));
     const std::string id = m_id_prefix + "-" + std::to_string(++m_requests);
     const steady::time_point start = steady::now();
     std::string last_error;

@@ -17,10 +17,6 @@ nlohmann::json json_at(const connection& db, const statement& s, int column, con
 
 }  // namespace
 
-std::string json_text(const nlohmann::json& value) {
-  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 std::string or_now(const std::string& timestamp) { return timestamp.empty() ? utc_now_iso8601() : timestamp; }
 
 bool table_exists(connection& db, const char* name) {

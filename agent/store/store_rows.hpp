@@ -4,6 +4,7 @@
 // expects, starting at column `first`; keep the two in step.
 #include "agent/store/sqlite_handle.hpp"
 #include "agent/store/store.hpp"
+#include "evaluator/api/json_path.hpp"  // json_text for JSON columns
 
 namespace ptxbench::store_detail {
 
@@ -36,10 +37,6 @@ turn_row read_turn(const connection& db, const statement& s, int first = 0);
 candidate_row read_candidate(const statement& s, int first = 0);
 evaluation_row read_evaluation(const connection& db, const statement& s, int first = 0);
 llm_failure_row read_llm_failure(const statement& s, int first = 0);
-
-// JSON text for a JSON column. Invalid UTF-8 in a string (a model can write
-// anything) is replaced rather than failing the write of a whole turn.
-std::string json_text(const nlohmann::json& value);
 
 // `timestamp`, or the current UTC time when it is empty (rows leave created_at to the store).
 std::string or_now(const std::string& timestamp);

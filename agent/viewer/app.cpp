@@ -9,6 +9,7 @@
 #include "agent/viewer/api.hpp"
 #include "agent/viewer/assets.hpp"
 #include "agent/viewer/pages.hpp"
+#include "evaluator/api/json_path.hpp"
 
 namespace ptxbench::viewer {
 namespace {
@@ -42,7 +43,7 @@ int64_t parse_id(const std::string& text) {
 
 http_response html(std::string body) { return {200, "text/html; charset=utf-8", std::move(body)}; }
 http_response json_response(const nlohmann::json& j) {
-  return {200, k_json_content_type, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+  return {200, k_json_content_type, json_text(j)};
 }
 
 experiment_row need_experiment(run_store& store, int64_t id) {
@@ -79,7 +80,7 @@ http_response viewer_app::get(const std::string& path) {
     // The message may quote a decoded path holding invalid UTF-8 (%ff).
     if (api)
       return {status, k_json_content_type,
-              nlohmann::json{{"error", message}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+              json_text(nlohmann::json{{"error", message}})};
     return {status, "text/html; charset=utf-8", error_page(status, message)};
   };
   try {

@@ -18,6 +18,14 @@ struct input_error : std::runtime_error {
 // (serialising, comparing, destroying) recurses past it.
 inline constexpr int k_max_json_depth = 64;
 
+// JSON text of `j` for an answer, a log line, a file or a database row:
+// invalid UTF-8 in a string (a model's or a client's bytes) becomes U+FFFD
+// instead of a throw that would lose the whole text.
+// Inline: the store and the service use it without linking the evaluator's API.
+inline std::string json_text(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // Parses `text`; throws input_error "<what>: invalid JSON: ..." or
 // "<what>: JSON nested deeper than 64 levels".
 nlohmann::json parse_json_bounded(const std::string& text, const std::string& what);

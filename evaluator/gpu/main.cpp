@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "evaluator/api/json_path.hpp"
 #include "evaluator/gpu/cuda_check.hpp"
 #include "evaluator/gpu/job.hpp"
 #include "evaluator/gpu/references.hpp"
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
   // stdout is diverted to stderr.
   int out = ::dup(1);
   ::dup2(2, 1);
-  auto send = [out](const nlohmann::json& j) { protocol::write_line(out, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)); };
+  auto send = [out](const nlohmann::json& j) { protocol::write_line(out, json_text(j)); };
 
   gpu::worker_state w;
   w.progress = [&](const protocol::worker_progress& p) { send(protocol::to_json(p)); };
