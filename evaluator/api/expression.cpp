@@ -32,8 +32,8 @@ class parser {
   [[noreturn]] void fail(const std::string& what) const {
     // Quoted in full only when short: a hostile expression must not become a megabyte error message.
     // Cut between characters: half of one is invalid UTF-8, which JSON cannot carry.
-    std::string shown = m_text.size() <= 200 ? m_text : m_text.substr(0, utf8_boundary(m_text, 200)) + "...";
-    throw expression_error("expression \"" + shown + "\": " + what + " at column " + std::to_string(m_pos + 1));
+    throw expression_error("expression \"" + utf8_shortened(m_text, 200) + "\": " + what + " at column " +
+                           std::to_string(m_pos + 1));
   }
   // Nesting (parentheses, unary signs, calls) is bounded so that model-written
   // expressions cannot overflow the stack of the process that parses them.

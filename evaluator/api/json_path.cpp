@@ -141,8 +141,7 @@ void json_reader::reject_unknown(const std::vector<std::string>& known) const {
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
       // The key is a client's or a model's text: named in part, so an error never echoes megabytes.
-      const std::string key = it.key().size() > 100 ? it.key().substr(0, utf8_boundary(it.key(), 100)) + "..." : it.key();
-      fail_key(key, "unknown field (known: " + list + ")");
+      fail_key(utf8_shortened(it.key(), 100), "unknown field (known: " + list + ")");
     }
   }
 }

@@ -36,6 +36,12 @@ inline size_t utf8_boundary(const std::string& s, size_t n) {
   return (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80 ? n : cut;  // not UTF-8 there anyway
 }
 
+// `s` for a message: whole when at most `n` bytes, else cut between
+// characters and marked "...".
+inline std::string utf8_shortened(const std::string& s, size_t n) {
+  return s.size() <= n ? s : s.substr(0, utf8_boundary(s, n)) + "...";
+}
+
 // The character at `pos` for a message: itself when well-formed, else its
 // first byte escaped ("\xc3").
 inline std::string utf8_quoted_char(const std::string& s, size_t pos) {
