@@ -121,30 +121,37 @@ sass_listing disassemble_uncached(const std::vector<char>& cubin) {
     listing.error = "could not write the cubin to a temporary file";
     return listing;
   }
+  // The listings nvdisasm gives, the cheapest first; the others for an
+  // nvdisasm that refuses -ndf or prints text the checked reader does not take.
+  struct listing_kind {
+    std::vector<std::string> options;
+    const char* source;
+    bool json;
+  };
+  static const listing_kind kinds[] = {{{"-c", "-ndf"}, "nvdisasm -c -ndf", false},
+                                       {{"--emit-json"}, "nvdisasm --emit-json", true},
+                                       {{"-c"}, "nvdisasm -c", false}};
   std::optional<std::vector<sass_instruction>> parsed;
   std::string failure;
-  const auto note_failure = [&](const process_result& r) {
-    if (failure.empty()) failure = !r.ran ? r.failure : "nvdisasm failed: " + first_line(r.err);
-  };
-  const process_result fast = run_process({nvdisasm, "-c", "-ndf", file.path()}, time_limit_ms);
-  if (fast.ran && fast.exit_code == 0) {
-    parsed = parse_nvdisasm_text_checked(fast.out);
-    if (parsed) listing.source = "nvdisasm -c -ndf";
-    if (!parsed) failure = "nvdisasm's text listing was not understood";
-  } else {
-    note_failure(fast);
-  }
-  if (!parsed && !fast.timed_out) {
-    const process_result json = run_process({nvdisasm, "--emit-json", file.path()}, time_limit_ms);
-    if (json.ran && json.exit_code == 0) parsed = parse_nvdisasm_json(json.out);
-    if (parsed) listing.source = "nvdisasm --emit-json";
-  }
-  if (!parsed && !(fast.ran && fast.exit_code == 0) && !fast.timed_out) {
-    // An nvdisasm that knows neither -ndf nor --emit-json.
-    const process_result text = run_process({nvdisasm, "-c", file.path()}, time_limit_ms);
-    if (text.ran && text.exit_code == 0) parsed = parse_nvdisasm_text_checked(text.out);
-    if (parsed) listing.source = "nvdisasm -c";
-    if (!parsed && (!text.ran || text.exit_code != 0)) note_failure(text);
+  bool text_read = false;
+  for (const listing_kind& kind : kinds) {
+    if (!kind.json && text_read) break;  // plain -c prints the text -c -ndf printed
+    std::vector<std::string> argv{nvdisasm};
+    argv.insert(argv.end(), kind.options.begin(), kind.options.end());
+    argv.push_back(file.path());
+    const process_result run = run_process(argv, time_limit_ms);
+    if (!run.ran || run.exit_code != 0) {
+      if (failure.empty()) failure = !run.ran ? run.failure : "nvdisasm failed: " + first_line(run.err);
+      if (run.timed_out) break;  // a hung nvdisasm would hang again
+      continue;
+    }
+    text_read = text_read || !kind.json;
+    parsed = kind.json ? parse_nvdisasm_json(run.out) : parse_nvdisasm_text_checked(run.out);
+    if (parsed) {
+      listing.source = kind.source;
+      break;
+    }
+    if (failure.empty()) failure = std::string("nvdisasm's listing (") + kind.source + ") was not understood";
   }
   if (!parsed) {
     listing.error = failure.empty() ? "nvdisasm's listing was not understood" : failure;
