@@ -27,6 +27,11 @@ constexpr double k_min_retry_wait_s = 0.5;  // a Retry-After of 0 must not becom
 constexpr double k_first_backoff_s = 1;
 constexpr double k_max_backoff_s = 30;
 
+double seconds_since(steady::time_point t) { return std::chrono::duration<double>(steady::now() - t).count(); }
+steady::time_point seconds_from_now(double s) {
+  return steady::now() + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(s));
+}
+
 // The item evald parses (agent/service/request.hpp), with the whole task
 // document so the service needs no copy of this run's task files.
 nlohmann::json item_json(const evaluation_request& r) {
@@ -39,7 +44,8 @@ nlohmann::json item_json(const evaluation_request& r) {
 
 std::string error_message(const http_response& r) {
   auto j = nlohmann::json::parse(r.body, nullptr, false);
-  if (j.is_object() && j.contains("error") && j["error"].is_string()) return j["error"].get<std::string>().substr(0, 300);
+  if (j.is_object() && j.contains("error") && j["error"].is_string())
+    return j["error"].get<std::string>().substr(0, 300);
   return r.body.substr(0, 300);
 }
 
@@ -50,7 +56,8 @@ std::string invalid_result(const nlohmann::json& j, const evaluation_request& re
   if (!j.is_object()) return "the answer is not a JSON object";
   if (!j.contains("verdict") || !j["verdict"].is_string()) return "the answer has no verdict";
   if (!j.contains("passed") || !j["passed"].is_boolean()) return "the answer has no 'passed'";
-  if (!j.contains("evaluator_version") || !j["evaluator_version"].is_string()) return "the answer has no evaluator_version";
+  if (!j.contains("evaluator_version") || !j["evaluator_version"].is_string())
+    return "the answer has no evaluator_version";
   if (j["evaluator_version"].get<std::string>() != version)
     return "the answer comes from evaluator " + j["evaluator_version"].get<std::string>().substr(0, 40) +
            ", the service said " + version;
@@ -73,7 +80,8 @@ std::string invalid_result(const nlohmann::json& j, const evaluation_request& re
     } catch (const input_error& e) {
       return std::string("stage ") + to_string(s) + ": " + e.what();
     }
-    if (passed && status != stage_status::passed) return std::string("the answer passed with stage ") + to_string(s) + " not passed";
+    if (passed && status != stage_status::passed)
+      return std::string("the answer passed with stage ") + to_string(s) + " not passed";
     if (!request.run_gpu && is_gpu_stage(s) && status != stage_status::not_run && status != stage_status::error)
       return std::string("stage ") + to_string(s) + " ran on the GPU although no GPU stage was asked for";
   }
@@ -116,7 +124,7 @@ class remote_evaluator final : public evaluator {
     const uint64_t successes_before = m_successes.load();
     for (;;) {
       if (llm_calls_cancelled()) throw stopping();
-      const double spent_s = std::chrono::duration<double>(steady::now() - start).count();
+      const double spent_s = seconds_since(start);
       double wait_s = 0;
       const std::optional<size_t> which = pick(wait_s);
       if (!which) {
@@ -181,8 +189,8 @@ class remote_evaluator final : public evaluator {
       if (!answered && ++lost_failures >= m_options.max_attempts && m_successes.load() > successes_before)
         throw std::runtime_error("remote evaluation failed " + std::to_string(lost_failures) +
                                  " times while the services judged other requests; the last: " + last_error);
-      if (std::chrono::duration<double>(steady::now() - start).count() >= m_options.max_wait_s && !any_up())
-        throw unavailable(std::chrono::duration<double>(steady::now() - start).count(), last_error);
+      if (seconds_since(start) >= m_options.max_wait_s && !any_up())
+        throw unavailable(seconds_since(start), last_error);
     }
   }
 
@@ -276,23 +284,20 @@ class remote_evaluator final : public evaluator {
   void failed(size_t i) {
     std::lock_guard lock(m_mutex);
     service_state& s = m_services[i];
-    const double backoff = std::min(k_max_backoff_s, k_first_backoff_s * double(1 << std::min(s.failures_in_a_row, 10)));
+    const double doublings = double(1 << std::min(s.failures_in_a_row, 10));
+    const double backoff = std::min(k_max_backoff_s, k_first_backoff_s * doublings);
     ++s.failures_in_a_row;
     std::uniform_real_distribution<double> jitter(0.8, 1.2);
-    s.down_until = steady::now() + std::chrono::duration_cast<steady::duration>(
-                                       std::chrono::duration<double>(backoff * jitter(m_random)));
+    s.down_until = seconds_from_now(backoff * jitter(m_random));
   }
   void hold(size_t i, double wait_s) {
     std::lock_guard lock(m_mutex);
-    m_services[i].down_until = std::max(m_services[i].down_until,
-                                        steady::now() + std::chrono::duration_cast<steady::duration>(
-                                                            std::chrono::duration<double>(wait_s)));
+    m_services[i].down_until = std::max(m_services[i].down_until, seconds_from_now(wait_s));
   }
 
   // Sleeps in short slices; false when cancel_llm_calls() cut it short.
   static bool sleep_for(double seconds) {
-    const steady::time_point until =
-        steady::now() + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(seconds));
+    const steady::time_point until = seconds_from_now(seconds);
     while (steady::now() < until) {
       if (llm_calls_cancelled()) return false;
       std::this_thread::sleep_for(std::min<steady::duration>(until - steady::now(), std::chrono::milliseconds(20)));
@@ -317,8 +322,8 @@ class remote_evaluator final : public evaluator {
   size_t m_next = 0;
   std::mt19937 m_random{std::random_device{}()};
   std::atomic<uint64_t> m_requests{0};
-  std::atomic<bool> m_given_up{false};
-  std::atomic<uint64_t> m_successes{0};  // answers taken, over all evaluations  // an evaluation found no service for max_wait_s; cleared by a success
+  std::atomic<bool> m_given_up{false};   // an evaluation found no service for max_wait_s; cleared by a success
+  std::atomic<uint64_t> m_successes{0};  // answers taken, over all evaluations
 };
 
 }  // namespace

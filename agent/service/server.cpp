@@ -94,10 +94,11 @@ evald_server::evald_server(evald_service& service) : m_impl(std::make_unique<imp
   // that need no body, made before httplib reads one: a client without the
   // token cannot make evald read (or hold) a body.
   refuse_brotli(server, [&svc](const httplib::Request& req, httplib::Response& res) {
-    auto refused = svc.screen({req.method, req.path, req.get_header_value("Authorization"), "", length_unknown(req)});
+    const bool unknown_length = length_unknown(req);
+    auto refused = svc.screen({req.method, req.path, req.get_header_value("Authorization"), "", unknown_length});
     if (!refused) return httplib::Server::HandlerResponse::Unhandled;
-    const bool body_follows = length_unknown(req) || (req.has_header("Content-Length") &&
-                                                      req.get_header_value("Content-Length") != "0");
+    const bool body_follows =
+        unknown_length || (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
     if (body_follows) answer_and_close(*refused, req, res);
     else answer(*refused, res);
     return httplib::Server::HandlerResponse::Handled;
