@@ -58,6 +58,13 @@ std::vector<std::string> task::size_names() const {
   return names;
 }
 
+std::vector<size_point> task::public_sizes() const {
+  std::vector<size_point> out;
+  for (const auto& s : sizes)
+    if (!s.hidden) out.push_back(s);
+  return out;
+}
+
 const tolerance& task::tolerance_for(const std::string& tensor) const {
   auto it = tolerances.find(tensor);
   if (it != tolerances.end()) return it->second;
@@ -87,7 +94,9 @@ input_distribution parse_distribution(const json_reader& r) {
   input_distribution d;
   std::string kind = r.get_string("dist", "uniform");
   if (kind == "normal") d.kind = input_distribution::shape::normal;
-  else if (kind != "uniform") r.fail_key("dist", "must be uniform or normal");
+  else if (kind == "group_offsets") d.kind = input_distribution::shape::group_offsets;
+  else if (kind == "cu_seqlens") d.kind = input_distribution::shape::cu_seqlens;
+  else if (kind != "uniform") r.fail_key("dist", "must be uniform, normal, group_offsets or cu_seqlens");
   d.scale = r.get_number("scale", 1.0);
   if (!(d.scale > 0 && d.scale <= 1e3)) r.fail_key("scale", "must be in (0, 1000]");
   if (r.has("row_scale")) {
@@ -108,8 +117,11 @@ input_distribution parse_distribution(const json_reader& r) {
 }
 
 nlohmann::json distribution_to_json(const input_distribution& d) {
-  nlohmann::json j = {{"dist", d.kind == input_distribution::shape::normal ? "normal" : "uniform"},
-                      {"scale", d.scale}};
+  const char* kind = d.kind == input_distribution::shape::normal          ? "normal"
+                     : d.kind == input_distribution::shape::group_offsets ? "group_offsets"
+                     : d.kind == input_distribution::shape::cu_seqlens    ? "cu_seqlens"
+                                                                          : "uniform";
+  nlohmann::json j = {{"dist", kind}, {"scale", d.scale}};
   if (d.row_scale_min != 1.0 || d.row_scale_max != 1.0) j["row_scale"] = {d.row_scale_min, d.row_scale_max};
   if (d.spike_every > 0) {
     j["spike_every"] = d.spike_every;
@@ -142,11 +154,15 @@ std::vector<size_point> parse_sizes(const json_reader& r) {
   for (size_t i = 0; i < r.json().size(); ++i) {
     auto e = r.at(i);
     e.expect_object();
-    bound_entries(e, k_max_task_size_names + 1);  // and "timed"
+    bound_entries(e, k_max_task_size_names + 2);  // and "timed", "hidden"
     size_point p;
     for (auto it = e.json().begin(); it != e.json().end(); ++it) {
       if (it.key() == "timed") {
         p.timed = e.get_bool("timed", false);
+        continue;
+      }
+      if (it.key() == "hidden") {
+        p.hidden = e.get_bool("hidden", false);
         continue;
       }
       int64_t v = e.get_int(it.key());
@@ -158,9 +174,35 @@ std::vector<size_point> parse_sizes(const json_reader& r) {
         if (!p.values.count(k)) e.fail_key(k, "missing (every size must give the same names)");
       if (p.values.size() != sizes.front().values.size()) e.fail("every size must give the same names");
     }
+    if (p.timed && p.hidden) e.fail_key("hidden", "the timed size is shown to the model: it cannot be hidden");
     sizes.push_back(p);
   }
+  if (std::all_of(sizes.begin(), sizes.end(), [](const size_point& p) { return p.hidden; }))
+    r.fail("a task needs at least one size that is not hidden");
   return sizes;
+}
+
+task_op parse_op(const json_reader& r) {
+  r.expect_object();
+  r.reject_unknown({"layout", "epilogue", "batched", "grouped", "scaled", "varlen", "decode", "fp8"});
+  task_op op;
+  op.layout = r.get_string("layout", "nt");
+  if (op.layout != "nt" && op.layout != "nn") r.fail_key("layout", "must be nt or nn");
+  op.epilogue = r.get_string("epilogue", "none");
+  if (op.epilogue != "none" && op.epilogue != "bias" && op.epilogue != "bias_gelu" && op.epilogue != "alpha_beta")
+    r.fail_key("epilogue", "must be none, bias, bias_gelu or alpha_beta");
+  op.batched = r.get_bool("batched", false);
+  op.grouped = r.get_bool("grouped", false);
+  op.scaled = r.get_bool("scaled", false);
+  op.varlen = r.get_bool("varlen", false);
+  op.decode = r.get_bool("decode", false);
+  op.fp8 = r.get_bool("fp8", false);
+  return op;
+}
+
+nlohmann::json op_to_json(const task_op& op) {
+  return {{"layout", op.layout}, {"epilogue", op.epilogue}, {"batched", op.batched}, {"grouped", op.grouped},
+          {"scaled", op.scaled},  {"varlen", op.varlen},     {"decode", op.decode},   {"fp8", op.fp8}};
 }
 
 }  // namespace
@@ -170,7 +212,7 @@ task parse_task(const nlohmann::json& j, const std::string& source, const std::s
   r.expect_object();
   r.reject_unknown({"id", "family", "arch", "title", "statement", "tensors", "sizes", "scalars", "flops",
                     "reference", "baseline", "target_instructions", "tolerance", "speedup_threshold", "causal",
-                    "runs_on_hopper", "notes"});
+                    "runs_on_hopper", "notes", "op", "level", "variant", "suites", "constraints"});
   task t;
   t.id = r.get_string("id");
   if (t.id.empty() || t.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
@@ -279,6 +321,20 @@ task parse_task(const nlohmann::json& j, const std::string& source, const std::s
   t.causal = r.get_bool("causal", false);
   t.runs_on_hopper = r.get_bool("runs_on_hopper", true);
   t.notes = r.get_string("notes", "");
+  if (r.has("op")) t.op = parse_op(r.at("op"));
+  t.level = int(r.get_int("level", 0));
+  if (t.level < 0 || t.level > 4) r.fail_key("level", "must be 1 to 4 (or 0: not given)");
+  if (r.has("variant")) {
+    auto v = r.at("variant");
+    v.expect_object();
+    bound_entries(v, k_max_task_tensors);
+    for (auto it = v.json().begin(); it != v.json().end(); ++it) t.variant[it.key()] = v.get_string(it.key());
+  }
+  if (r.has("suites")) {
+    bound_entries(r.at("suites"), k_max_task_targets);
+    t.suites = r.get_strings("suites");
+  }
+  t.constraints = r.get_string("constraints", "");
   return t;
 }
 
@@ -318,6 +374,7 @@ nlohmann::json task_to_json(const task& t) {
   for (const auto& s : t.sizes) {
     nlohmann::json e(s.values);
     if (s.timed) e["timed"] = true;
+    if (s.hidden) e["hidden"] = true;
     j["sizes"].push_back(e);
   }
   if (!t.scalars.empty()) j["scalars"] = t.scalars;
@@ -336,6 +393,11 @@ nlohmann::json task_to_json(const task& t) {
   j["causal"] = t.causal;
   j["runs_on_hopper"] = t.runs_on_hopper;
   j["notes"] = t.notes;
+  j["op"] = op_to_json(t.op);
+  if (t.level > 0) j["level"] = t.level;
+  if (!t.variant.empty()) j["variant"] = t.variant;
+  if (!t.suites.empty()) j["suites"] = t.suites;
+  if (!t.constraints.empty()) j["constraints"] = t.constraints;
   return j;
 }
 

@@ -27,7 +27,9 @@ int dtype_bytes(dtype t);
 // that are peaked (large score spread) and some dominated by a few keys, where
 // an error in the softmax or its backward shows; flat rows hide it.
 struct input_distribution {
-  enum class shape { uniform, normal };
+  // group_offsets and cu_seqlens are not random: an i32 tensor the harness
+  // writes from the sizes (docs/task-suite.md), the same for every seed.
+  enum class shape { uniform, normal, group_offsets, cu_seqlens };
   shape kind = shape::uniform;
   double scale = 1.0;
   double row_scale_min = 1.0;
@@ -49,6 +51,9 @@ struct tensor_spec {
 struct size_point {
   std::map<std::string, int64_t> values;
   bool timed = false;
+  // Never shown: not in the prompt, feedback, exports, reports or the viewer
+  // (docs/task-suite.md, "Hidden-size feedback"). Correctness requires it.
+  bool hidden = false;
 };
 
 struct tolerance {
@@ -60,6 +65,21 @@ struct tolerance {
   // ||out - ref||_2 / ||ref||_2 and max |out - ref| / max |ref|.
   double rel_l2 = 0.0;
   double max_err_to_scale = 0.0;
+};
+
+// The operation's options that the reference, the baseline and the solutions
+// read (docs/task-suite.md, "Operations"). GQA/MQA come from the size HKV.
+struct task_op {
+  // gemm
+  std::string layout = "nt";      // nt: B is [N, K]; nn: B is [K, N]
+  std::string epilogue = "none";  // none | bias | bias_gelu | alpha_beta
+  bool batched = false;           // a leading batch dimension L on A, B and C
+  bool grouped = false;           // MoE groups: A [T, K], B [G, N, K], offsets [G+1]
+  bool scaled = false;            // fp8 per-tensor scales scale_a, scale_b
+  // attention
+  bool varlen = false;  // packed sequences with cu_seqlens
+  bool decode = false;  // one query token per sequence against a KV cache
+  bool fp8 = false;     // e4m3 Q, K, V with descale scalars
 };
 
 struct task {
@@ -81,6 +101,11 @@ struct task {
   const tolerance& tolerance_for(const std::string& tensor) const;
   double speedup_threshold = 0.0;
   bool causal = false;  // attention only
+  task_op op;
+  int level = 0;  // 1-4 (docs/task-suite.md); 0: not given
+  std::map<std::string, std::string> variant;  // axis -> value, e.g. dtype -> bf16
+  std::vector<std::string> suites;             // e.g. core, full
+  std::string constraints;  // what every size obeys, shown in the prompt
   // False when the task's arch cannot run on the evaluating GPU family in this
   // suite (sm_100a on a Hopper machine): only format, compile and static checks run.
   bool runs_on_hopper = true;
@@ -89,6 +114,8 @@ struct task {
 
   const tensor_spec* find_tensor(const std::string& name) const;
   const size_point& timed_size() const;  // first size with timed=true, else the first
+  // The sizes a prompt may show (every size not marked hidden).
+  std::vector<size_point> public_sizes() const;
   std::vector<std::string> size_names() const;
 };
 
