@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "evaluator/api/index_inputs.hpp"
 #include "evaluator/api/utf8.hpp"
 
 namespace ptxbench {
@@ -199,7 +200,29 @@ class parser {
         return f == "sqrt" ? std::sqrt(a[0]) : 1.0 / std::sqrt(a[0]);
       }
     }
-    fail("unknown function '" + f + "' (known: cdiv, min, max, sqrt, rsqrt)");
+    if (f == "grouped_rows" || f == "varlen_total" || f == "varlen_sumsq" || f == "varlen_causal_pairs") {
+      // The index inputs' totals (index_inputs.hpp), integer arguments only.
+      arity(2);
+      int64_t x = 0, y = 0;
+      if constexpr (std::is_integral_v<T>) {
+        x = a[0], y = a[1];
+      } else {
+        if (a[0] != std::floor(a[0]) || a[1] != std::floor(a[1]) || std::fabs(a[0]) > 1e15 || std::fabs(a[1]) > 1e15)
+          fail(f + "() takes integer arguments");
+        x = int64_t(a[0]), y = int64_t(a[1]);
+      }
+      try {
+        int64_t v = f == "grouped_rows"   ? grouped_rows(x, y)
+                    : f == "varlen_total" ? varlen_total(x, y)
+                    : f == "varlen_sumsq" ? varlen_sumsq(x, y)
+                                          : varlen_causal_pairs(x, y);
+        return static_cast<T>(v);
+      } catch (const expression_error& e) {
+        fail(f + "(): " + e.what());
+      }
+    }
+    fail("unknown function '" + f +
+         "' (known: cdiv, min, max, sqrt, rsqrt, grouped_rows, varlen_total, varlen_sumsq, varlen_causal_pairs)");
   }
 
   const std::string& m_text;

@@ -2,7 +2,9 @@
 // Size and scalar expressions of tasks and manifests: "cdiv(M,128)", "M*N*4",
 // "2*M*N*K", "1/sqrt(D)". Grammar: + - * / % with the usual precedence, unary
 // minus, parentheses, integer and decimal literals, names bound by the caller,
-// and the functions cdiv(a,b), min(a,b), max(a,b), sqrt(a), rsqrt(a).
+// and the functions cdiv(a,b), min(a,b), max(a,b), sqrt(a), rsqrt(a), and the index
+// inputs' totals grouped_rows(G,M), varlen_total(B,S), varlen_sumsq(B,S),
+// varlen_causal_pairs(B,S) (index_inputs.hpp).
 #include <cstdint>
 #include <map>
 #include <stdexcept>
