@@ -36,6 +36,12 @@ echo "python_data: pip install datasets took $((SECONDS - start)) s"
 "$work/venv/bin/python" scripts/check_token_count.py export "$work/counted" tests/fixtures/tokenizers/llama3.json
 
 if [ "${PTXBENCH_CI_TRL:-0}" = 1 ]; then
-  # DPO on the branched export: its round-0 pair and its sibling pairs of round >= 1.
-  scripts/check_trl.sh "$work/correction" "$work/branched"
+  # DPO on the branched export: its round-0 pair and its sibling pairs of round >= 1; GRPO on the
+  # prompts, rewarded through an evald on loopback (static stages).
+  ./build/bin/ptxbench evald --gpu off --port 0 --port-file "$work/evald.port" --db "$work/evald.db" \
+    2> "$work/evald.log" &
+  evald_pid=$!
+  trap 'kill "$evald_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+  for _ in $(seq 1 100); do [ -s "$work/evald.port" ] && break; sleep 0.1; done
+  scripts/check_trl.sh "$work/correction" "$work/branched" "$work/prompts" "http://127.0.0.1:$(cat "$work/evald.port")"
 fi
