@@ -35,6 +35,7 @@
 #include "bench/source_dir.hpp"
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/local.hpp"
+#include "evaluator/api/verdict.hpp"
 
 using namespace ptxbench;
 namespace fs = std::filesystem;
@@ -54,7 +55,7 @@ class counting_evaluator final : public evaluator {
     auto res = m_inner.evaluate(r);
     std::lock_guard lock(m_mutex);
     ++m_count;
-    ++m_verdicts[res.passed ? "passed" : res.evaluator_error() ? "evaluator error" : to_string(res.verdict)];
+    ++m_verdicts[verdict_name(res)];
     m_total_ms += res.total_ms;
     per_task& t = m_tasks[r.t.id];
     t.total_ms.push_back(res.total_ms);

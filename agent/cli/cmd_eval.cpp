@@ -13,6 +13,7 @@
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/json_path.hpp"
 #include "evaluator/api/local.hpp"
+#include "evaluator/api/verdict.hpp"
 
 namespace ptxbench::cli {
 
@@ -26,7 +27,7 @@ task find_task(const std::string& id_or_path, const std::string& tasks_dir) {
 std::string format_result_table(const evaluation_result& r) {
   std::ostringstream o;
   char line[512];
-  o << "task result: " << (r.passed ? "PASSED" : std::string("verdict ") + to_string(r.verdict)) << " | GPU: " << r.gpu
+  o << "task result: " << (r.passed ? "PASSED" : "verdict " + verdict_name(r)) << " | GPU: " << r.gpu
     << " | evaluator " << r.evaluator_version << "\n";
   for (int i = 0; i < stage_count; ++i) {
     auto s = static_cast<stage>(i);

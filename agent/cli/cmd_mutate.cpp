@@ -3,6 +3,7 @@
 // catalogue), every mutant is judged by the evaluator, and those whose verdict
 // is the stage their operator aims at are stored as repair trajectories.
 #include <cstdio>
+#include <optional>
 #include <random>
 
 #include "agent/cli/commands.hpp"
@@ -65,7 +66,8 @@ int cmd_mutate(int argc, char** argv) {
      cxxopts::value<std::string>())
     ("gpu", "GPU stages: auto | off (default auto)", cxxopts::value<std::string>())
     ("rationale", "ask the teacher of --config for the reasoning from each kept mutant to its fix")
-    ("config", "experiment config whose \"teacher\" endpoint writes the rationales", cxxopts::value<std::string>())
+    ("config", "experiment config: its seeds, time_limit_ms and timing_budget_ms judge the mutants, and its "
+               "\"teacher\" endpoint writes the rationales", cxxopts::value<std::string>())
     ("quiet", "no line per mutant");
   cxxopts::ParseResult args;
   int code = 0;
@@ -89,7 +91,13 @@ int cmd_mutate(int argc, char** argv) {
   if (auto v = option_or_env(args, "feedback")) o.feedback = parse_feedback_detail(*v);
   const std::string gpu = option_or_env(args, "gpu").value_or("auto");
   if (gpu != "auto" && gpu != "off") throw input_error("--gpu: expected auto or off");
-  o.run_gpu = gpu != "off";
+  // The mutants are judged as a run of this config judges its candidates.
+  std::optional<experiment_config> cfg;
+  if (auto config = option_or_env(args, "config")) {
+    cfg = load_experiment_config(*config);
+    o.judging = judge_settings_from_config(experiment_config_to_json(*cfg));
+  }
+  o.judging.run_gpu = gpu != "off";
   const std::string tasks_dir = option_or_env(args, "tasks-dir").value_or("tasks");
   const std::string solutions_dir = option_or_env(args, "solutions").value_or(tasks_dir + "/solutions");
   prompt_library prompts(option_or_env(args, "prompts").value_or("prompts"));
@@ -100,13 +108,11 @@ int cmd_mutate(int argc, char** argv) {
   std::unique_ptr<embedded_endpoint> teacher_endpoint;
   std::unique_ptr<provider> teacher;
   if (args.count("rationale")) {
-    auto config = option_or_env(args, "config");
-    if (!config) throw input_error("--rationale needs --config with a \"teacher\" endpoint");
-    auto cfg = load_experiment_config(*config);
-    if (!cfg.teacher) throw input_error(*config + ": no \"teacher\" endpoint for --rationale");
-    provider_config pc = cfg.teacher->llm;
+    if (!cfg) throw input_error("--rationale needs --config with a \"teacher\" endpoint");
+    if (!cfg->teacher) throw input_error(*option_or_env(args, "config") + ": no \"teacher\" endpoint for --rationale");
+    provider_config pc = cfg->teacher->llm;
     if (pc.kind == provider_kind::embedded) {
-      teacher_endpoint = std::make_unique<embedded_endpoint>(load_endpoint_script(cfg.teacher->endpoint_script));
+      teacher_endpoint = std::make_unique<embedded_endpoint>(load_endpoint_script(cfg->teacher->endpoint_script));
       pc.base_url = teacher_endpoint->base_url();
       if (pc.model.empty()) pc.model = "embedded-teacher";
     }

@@ -96,11 +96,13 @@ group_metrics measure(const std::string& experiment, const std::string& model, c
       max_round = std::max(max_round, turn.turn.round);
       ++g.candidates;
       auto q = quality_of(turn);
-      if (q.verdict < 0) {
+      if (q.verdict < 0) {  // unevaluated, or an evaluator error: no verdict
         ++g.unevaluated;
         continue;
       }
-      ++g.verdicts[q.verdict];
+      // No stage failed: never counted as a verdict of the first stage that did not run.
+      if (q.kind == verdict_kind::partial) ++g.partial;
+      else ++g.verdicts[q.verdict];
       for (int s = 0; s < 6; ++s) {
         g.stage_passed[s] += q.stage_passed[s];
         auto& c = g.stages[s];

@@ -60,8 +60,11 @@ struct group_metrics {
   std::vector<rates> per_round;    // index r: after round r
   std::map<int, double> pass_at_k; // k -> value, for k <= trajectories
   std::vector<double> speedups;    // per trajectory with a correct candidate: its best speedup, sorted
-  // Candidates by verdict: index 0..5 the failing stage, 6 passed; unevaluated apart.
+  // Candidates by verdict: index 0..5 the failing stage, 6 passed; those with
+  // a partial verdict (no stage failed, some not run) and those unevaluated
+  // (an evaluator error included) apart.
   std::array<int, 7> verdicts{};
+  int partial = 0;
   int unevaluated = 0;
   std::array<int, 6> stage_passed{};  // candidates whose stage s passed: the funnel
   std::array<stage_counts, 6> stages{};

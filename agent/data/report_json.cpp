@@ -40,6 +40,7 @@ json rates_json(const group_metrics& g, const rates& r) {
 json group_json(const group_metrics& g) {
   json verdicts = json::object();
   for (int v = 0; v <= passed_rank; ++v) verdicts[verdict_name(v)] = g.verdicts[v];
+  verdicts["partial"] = g.partial;
   json stages = json::object();
   for (int s = 0; s < stage_count; ++s) {
     const auto& c = g.stages[s];

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/judge/judge.hpp"
 #include "agent/llm/provider.hpp"
 #include "agent/mutate/mutation.hpp"
 #include "agent/prompt/prompt.hpp"
@@ -36,7 +37,10 @@ struct mutate_options {
   uint64_t seed = 1;
   std::vector<std::string> operators;  // empty: every operator
   std::string experiment_name;         // the experiment the kept mutants go to
-  bool run_gpu = true;                 // false: format, compile and static checks only
+  // Seeds, GPU (run_gpu false: format, compile and static checks only), time
+  // limit and timing budget of every judging, stored in the experiment's
+  // config as a run stores them (so replay judges with the same).
+  judge_settings judging;
   feedback_detail feedback = feedback_detail::full;
   // Rationale mode: this endpoint is shown each kept mutant, its feedback and
   // the fix, and its answer is stored as the fix's reasoning (nullptr: none).
@@ -63,7 +67,7 @@ struct mutant_record {
   stage target = stage::format;
   std::string change;
   mutant_outcome outcome = mutant_outcome::error;
-  std::string verdict;   // the stage that failed, "none" when none did
+  std::string verdict;   // verdict_name (evaluator/api/verdict.hpp): the failed stage, partial, passed or error
   std::string headline;
 };
 

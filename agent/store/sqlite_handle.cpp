@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "agent/store/store.hpp"
+#include "evaluator/api/utf8.hpp"
 
 namespace ptxbench::store_detail {
 namespace {
@@ -76,8 +77,14 @@ void statement::bind(int index, double value) {
 }
 
 void statement::bind(int index, const std::string& value) {
+  // Every TEXT column holds valid UTF-8, whatever a model, a server or a file
+  // gave us (an HTTP error body in llm_failures.cause, a reply cut inside a
+  // character): SQLite stores the bytes as given, and readers such as
+  // Python's sqlite3 fail on the whole row otherwise. Bad bytes become U+FFFD.
+  const std::string repaired = utf8_valid(value) ? std::string() : utf8_repaired(value);
+  const std::string& text = repaired.empty() ? value : repaired;
   // SQLITE_TRANSIENT: SQLite copies the bytes, so the argument may die before step().
-  const int rc = sqlite3_bind_text64(m_stmt, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  const int rc = sqlite3_bind_text64(m_stmt, index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
   if (rc != SQLITE_OK) fail(rc, "bind: ");
 }
 

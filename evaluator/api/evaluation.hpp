@@ -246,16 +246,7 @@ struct evaluation_result {
   bool evaluator_error() const;
 };
 
-// Ranking candidates, the one rule every part uses (a trajectory's best
-// candidate, exports, reports). Stages do not always fail in table order (a
-// missing instruction fails without a GPU while runtime is not run), so two
-// results are compared stage by stage in table order, by stage_score, and the
-// first stage where they differ decides.
-// 2 passed, 1 not run, unverified or error, 0 failed.
-int stage_score(stage_status s);
-bool got_further(const evaluation_result& a, const evaluation_result& b);
-// got_further; on a tie, a measured speedup beats none and a higher one a lower.
-bool better(const evaluation_result& a, const evaluation_result& b);
+// The verdict's name and the ranking of results: evaluator/api/verdict.hpp.
 
 nlohmann::json to_json(const evaluation_result& r);
 evaluation_result evaluation_result_from_json(const nlohmann::json& j);

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "evaluator/api/verdict.hpp"
 #include "evaluator/pool/instruction_proof.hpp"
 
 namespace ptxbench {
@@ -65,21 +66,15 @@ void finish_verdict(evaluation_result& r) {
     r.headline = buf;
     return;
   }
-  int chosen = -1;
-  // An evaluator failure comes first: a candidate is never charged with a
-  // verdict reached on a broken harness.
-  for (int i = 0; i < stage_count && chosen < 0; ++i)
-    if (r.stages[stage(i)].status == stage_status::error) chosen = i;
-  if (chosen >= 0) {
-    r.verdict = stage(chosen);
+  // The verdict's stage as evaluator/api/verdict.hpp chooses it: an evaluator
+  // failure first (a candidate is never charged with a verdict reached on a
+  // broken harness), then the first failed stage, then the first not passed.
+  const verdict v = verdict_of(r);
+  r.verdict = v.at;
+  if (v.kind == verdict_kind::error) {
     r.headline = std::string("evaluator error at ") + to_string(r.verdict) + ": " + r.stages[r.verdict].reason;
     return;
   }
-  for (int i = 0; i < stage_count && chosen < 0; ++i)
-    if (r.stages[stage(i)].status == stage_status::failed) chosen = i;
-  for (int i = 0; i < stage_count && chosen < 0; ++i)
-    if (r.stages[stage(i)].status != stage_status::passed) chosen = i;
-  r.verdict = stage(chosen);
   const stage_outcome& o = r.stages[r.verdict];
   r.headline = std::string(to_string(r.verdict)) + " " + to_string(o.status) + (o.reason.empty() ? "" : ": " + o.reason);
 }

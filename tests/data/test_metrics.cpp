@@ -121,10 +121,17 @@ TEST_CASE("stages that never ran read not run and are never counted as failed") 
   candidate_row c;
   c.ptx = "ptx";
   store->record_turn(t, c);
-  store->record_evaluation(evaluation_row_of(r, *store->candidate_id(store->turns(tid).back().turn.id)));
+  auto row_written = evaluation_row_of(r, *store->candidate_id(store->turns(tid).back().turn.id));
+  CHECK(row_written.verdict == "partial");
+  row_written.verdict = "runtime";  // as a row written before partial verdicts existed names it
+  store->record_evaluation(row_written);
   auto groups = compute_metrics(load_experiments(*store, {}));
   REQUIRE(groups.size() == 1);
   const auto& g = groups[0];
+  // Its runtime stage did not run: no runtime verdict, a partial one.
+  CHECK(g.verdicts[static_cast<int>(stage::runtime)] == 0);
+  CHECK(g.partial == 1);
+  CHECK(g.unevaluated == 0);
   CHECK(g.stages[static_cast<int>(stage::runtime)].failed == 0);
   CHECK(g.stages[static_cast<int>(stage::runtime)].not_run == 1);
   CHECK_FALSE(stage_ran(g, stage_of(rate_kind::correct)));
@@ -135,6 +142,8 @@ TEST_CASE("stages that never ran read not run and are never counted as failed") 
   auto json = render_report_json(groups, {e}, "x.db");
   const auto& row = json["groups"][0];
   CHECK(row["rates"]["compiled"] == 1.0);
+  CHECK(row["counts"]["verdicts"]["runtime"] == 0);
+  CHECK(row["counts"]["verdicts"]["partial"] == 1);
   CHECK(row["rates"]["correct"].is_null());
   CHECK(row["rates"]["fast_p"]["1.5"].is_null());
   CHECK(row["pass_at_k"]["1"].is_null());  // no performance stage ran: nobody could pass

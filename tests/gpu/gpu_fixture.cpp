@@ -36,7 +36,7 @@ void require_gpu() {
 void log_result(const std::string& name, const evaluation_result& r) {
   static std::mutex m;
   std::lock_guard g(m);
-  std::printf("  %-28s %-12s %7.0f ms  %.200s\n", name.c_str(), r.passed ? "passed" : to_string(r.verdict), r.total_ms,
+  std::printf("  %-28s %-12s %7.0f ms  %.200s\n", name.c_str(), verdict_name(r).c_str(), r.total_ms,
               r.headline.c_str());
   std::fflush(stdout);
   const char* path = std::getenv("PTXBENCH_GPU_TEST_LOG");

@@ -75,8 +75,9 @@ std::vector<std::string> expected_problems(const nlohmann::json& e, const fs::pa
     for (const auto& v : e["verdict"]) verdicts.push_back(v);
   else p.push_back("verdict: missing, or neither a string nor a non-empty list");
   for (const auto& v : verdicts)
-    if (!v.is_string() || (v != "passed" && !is_stage_name(v.get<std::string>())))
-      p.push_back("verdict: '" + v.dump() + "' is neither a stage nor \"passed\"");
+    // A verdict name (evaluator/api/verdict.hpp) a candidate can earn: an evaluator error is none.
+    if (!v.is_string() || (v != "passed" && v != "partial" && !is_stage_name(v.get<std::string>())))
+      p.push_back("verdict: '" + v.dump() + "' is neither a stage nor \"passed\" nor \"partial\"");
   if (e.contains("stages")) {
     if (!e["stages"].is_object()) p.push_back("stages: not an object");
     else
