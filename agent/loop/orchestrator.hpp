@@ -56,6 +56,10 @@ struct run_summary {
   // Why the run stopped early for want of an evaluator ("" when it did not):
   // the trajectories it left are pending, and a resume judges their candidates.
   std::string evaluator_unavailable;
+  // Why the run stopped because its database could not be written (a full
+  // disk, a lost file; "" when it did not): the store error of the first
+  // trajectory that met it. What was stored is complete; a resume continues.
+  std::string store_failure;
 };
 
 class orchestrator {
@@ -150,6 +154,7 @@ class orchestrator {
   const prompt_library& m_prompts;
   progress_sink& m_progress;
   std::mutex m_summary_mutex;
+  std::atomic<bool> m_store_failed{false};  // run_jobs starts no more trajectories
   lease_timing m_lease_timing;
 };
 
