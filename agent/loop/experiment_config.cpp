@@ -64,6 +64,8 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   if (r.has("llm")) c.llm = parse_provider_config(r.at("llm").json(), "$.llm");
   c.endpoint_script = r.get_string("endpoint_script", "");
   c.endpoint_latency_ms = r.get_number("endpoint_latency_ms", -1);
+  if (c.endpoint_latency_ms > k_max_endpoint_latency_ms)
+    r.fail_key("endpoint_latency_ms", "more than " + std::to_string(int64_t(k_max_endpoint_latency_ms)) + " ms");
   c.gpu = r.get_string("gpu", c.gpu);
   if (c.gpu != "auto" && c.gpu != "off") r.fail_key("gpu", "expected auto or off");
   if (r.has("seeds")) {

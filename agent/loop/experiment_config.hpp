@@ -106,6 +106,8 @@ inline constexpr int k_max_rounds = 1000;
 inline constexpr int k_max_concurrency = 1024;
 inline constexpr int k_max_shards = 100000;
 inline constexpr int k_max_branch = 16;
+// The embedded endpoint's reply delay: an hour (a stored config may hold -1: the script's own).
+inline constexpr double k_max_endpoint_latency_ms = 3600000;
 
 // Checks cross-field rules (samples >= 1, rounds >= 1, script for embedded...). Throws input_error.
 void validate_experiment_config(const experiment_config& c);
