@@ -113,7 +113,8 @@ std::string escape_cell(const std::string& s) {
 
 std::string program_help() {
   std::string out = std::string("ptxbench ") + project_version + " (evaluator " + evaluator_version +
-                    ")\n\nusage: ptxbench <command> [options]   (ptxbench <command> --help)\n\n";
+                    ")\n\nusage: ptxbench <command> [options]   (ptxbench <command> --help)\n"
+                    "       ptxbench help options   (every option: variable, config key, bounds, default)\n\n";
   for (const command_spec* c : all_commands()) {
     std::string name = c->name;
     name.resize(9, ' ');
