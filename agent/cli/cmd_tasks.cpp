@@ -1,8 +1,8 @@
 // ptxbench tasks: list, show (with the rendered prompt) or check the tasks.
 #include <cstdio>
+#include <stdexcept>
 
 #include "agent/cli/commands.hpp"
-#include "agent/cli/options.hpp"
 #include "agent/prompt/prompt.hpp"
 #include "evaluator/api/json_path.hpp"
 
@@ -10,22 +10,11 @@ namespace ptxbench::cli {
 
 task find_task(const std::string& id_or_path, const std::string& tasks_dir);
 
-int cmd_tasks(int argc, char** argv) {
-  cxxopts::Options opts(argv[0], "List, show or check the tasks.\n  ptxbench tasks list\n  ptxbench tasks show ID [--prompt]\n  ptxbench tasks check");
-  opts.add_options()
-    ("action", "list | show | check", cxxopts::value<std::string>()->default_value("list"))
-    ("id", "task id (show)", cxxopts::value<std::string>())
-    ("tasks-dir", "folder of task files", cxxopts::value<std::string>()->default_value("tasks"))
-    ("prompts-dir", "folder of prompt templates", cxxopts::value<std::string>()->default_value("prompts"))
-    ("prompt", "show: print the system and task prompts a model receives")
-    ("json", "show: print the task as JSON");
-  opts.parse_positional({"action", "id"});
-  opts.positional_help("list | show ID | check");
-  cxxopts::ParseResult args;
-  int code = 0;
-  if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
-  std::string action = args["action"].as<std::string>();
-  std::string dir = option_or_env(args, "tasks-dir").value_or("tasks");
+namespace {
+
+int cmd_tasks(const option_values& values) {
+  const std::string action = values.text("action");
+  const std::string dir = values.text("tasks-dir");
   if (action == "list") {
     auto tasks = load_task_dir(dir);
     std::printf("%-32s %-14s %-8s %-50s %s\n", "id", "family", "arch", "target instructions", "runs here");
@@ -39,7 +28,7 @@ int cmd_tasks(int argc, char** argv) {
   }
   if (action == "check") {
     auto tasks = load_task_dir(dir);
-    prompt_library prompts(option_or_env(args, "prompts-dir").value_or("prompts"));
+    prompt_library prompts(values.text("prompts-dir"));
     for (const auto& t : tasks) {
       prompts.system_prompt(t);
       prompts.task_prompt(t);
@@ -48,12 +37,12 @@ int cmd_tasks(int argc, char** argv) {
     return exit_code::ok;
   }
   if (action == "show") {
-    if (!args.count("id")) throw input_error("tasks show needs a task id");
-    task t = find_task(args["id"].as<std::string>(), dir);
-    if (flag_or_env(args, "json")) {
+    if (!values.has("id")) throw input_error("tasks show needs a task id");
+    task t = find_task(values.text("id"), dir);
+    if (values.flag("json")) {
       std::printf("%s\n", task_to_json(t).dump(2).c_str());
-    } else if (flag_or_env(args, "prompt")) {
-      prompt_library prompts(option_or_env(args, "prompts-dir").value_or("prompts"));
+    } else if (values.flag("prompt")) {
+      prompt_library prompts(values.text("prompts-dir"));
       std::printf("=== system ===\n%s\n=== user ===\n%s\n", prompts.system_prompt(t).c_str(),
                   prompts.task_prompt(t).c_str());
     } else {
@@ -65,7 +54,17 @@ int cmd_tasks(int argc, char** argv) {
     }
     return exit_code::ok;
   }
-  throw input_error("unknown action '" + action + "' (list, show, check)");
+  throw std::logic_error("tasks: action '" + action + "' is in the option table but not here");
+}
+
+}  // namespace
+
+const command_spec& tasks_command() {
+  static const command_spec spec{"tasks", cmd_tasks, "list, show or check the tasks",
+                                 "List, show or check the tasks.\n  ptxbench tasks list\n  ptxbench tasks show ID "
+                                 "[--prompt | --json]\n  ptxbench tasks check",
+                                 {"action", "id", "tasks-dir", "prompts-dir", "prompt", "json"}};
+  return spec;
 }
 
 }  // namespace ptxbench::cli

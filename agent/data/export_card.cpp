@@ -1,6 +1,8 @@
 // `export --out DIR`: the records as DIR/data/train.jsonl and a dataset card
 // (DIR/README.md) that `datasets.load_dataset(DIR)` reads: YAML `configs` and
 // typed features, then the provenance and coverage in prose.
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -117,14 +119,21 @@ void refuse_foreign_dir(const fs::path& dir) {
   }
 }
 
+// Through a temporary file renamed once complete; on failure (a full disk) the
+// temporary file is removed and the error says why.
 void write_file(const fs::path& path, const std::string& text) {
   auto partial = path;
   partial += ".partial";
   {
     std::ofstream out(partial, std::ios::binary);
-    if (!out) throw std::runtime_error("cannot write " + partial.string());
-    out << text;
-    if (!out.flush()) throw std::runtime_error("error writing " + partial.string());
+    if (out) out << text;
+    if (!out || !out.flush()) {
+      const std::string reason = std::strerror(errno);
+      out.close();
+      std::error_code ec;
+      fs::remove(partial, ec);
+      throw std::runtime_error("cannot write " + path.string() + ": " + reason);
+    }
   }
   fs::rename(partial, path);
 }

@@ -90,6 +90,10 @@ const char* to_string(history_policy p);
 experiment_config parse_experiment_config(const nlohmann::json& j, const std::string& source = "");
 // Reads and parses a config file and resolves the paths it gives against its folder.
 experiment_config load_experiment_config(const std::string& path);
+// The config file as JSON, its relative paths (db, tasks_dir, prompts_dir,
+// endpoint_script, llm.replay_db) resolved against its folder, not parsed: for
+// a caller that lays values of its own over it before parse_experiment_config.
+nlohmann::json read_experiment_config_document(const std::string& path);
 // Checks that the folders and files the config names exist (tasks_dir,
 // prompts_dir, endpoint_script or replay_db as the provider needs), so a bad
 // path fails before the run database is created. Throws input_error.
@@ -102,6 +106,8 @@ inline constexpr int k_max_rounds = 1000;
 inline constexpr int k_max_concurrency = 1024;
 inline constexpr int k_max_shards = 100000;
 inline constexpr int k_max_branch = 16;
+// The embedded endpoint's reply delay: an hour (a stored config may hold -1: the script's own).
+inline constexpr double k_max_endpoint_latency_ms = 3600000;
 
 // Checks cross-field rules (samples >= 1, rounds >= 1, script for embedded...). Throws input_error.
 void validate_experiment_config(const experiment_config& c);

@@ -434,8 +434,13 @@ run_summary orchestrator::run(bool resume) {
   if (m_config.coverage_target > 0) fill_coverage(exp_id, summary);
   m_progress.on_finish();
   // A process whose lease was taken over leaves the status to the new holder.
-  if (!lease->lost())
-    m_store.set_experiment_status(exp_id, summary.incomplete == 0 && !stop_requested() ? "done" : "interrupted");
+  if (!lease->lost()) {
+    try {
+      m_store.set_experiment_status(exp_id, summary.incomplete == 0 && !stop_requested() ? "done" : "interrupted");
+    } catch (const store_error&) {
+      if (summary.store_failure.empty()) throw;  // else the run reports the first failure of the same database
+    }
+  }
   summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
 }
@@ -452,7 +457,7 @@ void orchestrator::fill_coverage(int64_t exp_id, run_summary& summary) {
   for (const auto& tr : m_store.trajectories(exp_id))
     next_sample[tr.task_id] = std::max(next_sample[tr.task_id], tr.sample + 1);
   for (;;) {
-    if (stop_requested()) return;
+    if (stop_requested() || m_store_failed) return;
     {
       std::lock_guard<std::mutex> lock(m_summary_mutex);
       if (summary.turns_requested >= m_config.max_llm_calls) return;
@@ -474,11 +479,18 @@ void orchestrator::run_jobs(int64_t exp_id, const std::vector<job>& jobs, run_su
   auto worker = [&] {
     for (;;) {
       size_t i = next++;
-      if (i >= jobs.size() || stop_requested()) return;
+      if (i >= jobs.size() || stop_requested() || m_store_failed) return;
       m_progress.on_trajectory_started();
       trajectory_outcome o;
       try {
         o = run_trajectory(exp_id, *jobs[i].t, jobs[i].sample, summary);
+      } catch (const store_error& e) {
+        // Every other trajectory would fail alike (and spend LLM calls on
+        // replies it cannot keep): the run stops and says why.
+        m_progress.on_turn(jobs[i].t->id, jobs[i].sample, -1, "error", e.what());
+        std::lock_guard<std::mutex> lock(m_summary_mutex);
+        if (summary.store_failure.empty()) summary.store_failure = e.what();
+        m_store_failed = true;
       } catch (const std::exception& e) {
         m_progress.on_turn(jobs[i].t->id, jobs[i].sample, -1, "error", e.what());
       } catch (...) {

@@ -58,6 +58,10 @@ struct run_summary {
   // Why the run stopped early for want of an evaluator ("" when it did not):
   // the trajectories it left are pending, and a resume judges their candidates.
   std::string evaluator_unavailable;
+  // Why the run stopped because its database could not be written (a full
+  // disk, a lost file; "" when it did not): the store error of the first
+  // trajectory that met it. What was stored is complete; a resume continues.
+  std::string store_failure;
 };
 
 class orchestrator {
@@ -156,6 +160,7 @@ class orchestrator {
   progress_sink& m_progress;
   contained_judge* m_judge = nullptr;  // during run()
   std::mutex m_summary_mutex;
+  std::atomic<bool> m_store_failed{false};  // run_jobs starts no more trajectories
   lease_timing m_lease_timing;
 };
 

@@ -217,7 +217,7 @@ std::optional<int> stored_version(connection& db) {
 
 void require_known_version(const connection& db, int version) {
   if (version > k_schema_version)
-    throw store_error(describe(db.file(), "schema version " + std::to_string(version) +
+    throw not_a_run_database(describe(db.file(), "schema version " + std::to_string(version) +
                                               " is newer than this ptxbench reads (" +
                                               std::to_string(k_schema_version) + ")"));
 }

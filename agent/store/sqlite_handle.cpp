@@ -29,8 +29,10 @@ std::string sql_head(const char* sql) {
 }
 
 // SQLITE_NOTADB: the file exists but is not SQLite (a config, a PTX file).
+// SQLITE_CORRUPT: a copy cut short or damaged. Both are the file the user gave.
 [[noreturn]] void throw_store_error(int rc, const std::string& message) {
   if ((rc & 0xff) == SQLITE_NOTADB) throw not_a_run_database(message);
+  if ((rc & 0xff) == SQLITE_CORRUPT) throw not_a_run_database(message + " (the file is damaged or truncated)");
   throw store_error(message);
 }
 

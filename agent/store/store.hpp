@@ -20,9 +20,10 @@ struct store_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The file given is not a ptxbench run database (not SQLite at all, SQLite
-// without the schema, or missing where one must exist): the user's mistake,
-// reported as bad input, unlike the other store errors.
+// The file given is not a run database this ptxbench can use (not SQLite at
+// all, SQLite without the schema, damaged or truncated, written by a newer
+// ptxbench, or missing where one must exist): the user's input, reported as
+// bad input (exit 2), unlike the other store errors.
 struct not_a_run_database : store_error {
   using store_error::store_error;
 };

@@ -97,7 +97,7 @@ TEST_CASE("run checks config paths before creating the database and reads flags 
   r = test::run_ptxbench({"run", "--config", (dir / "c.json").string()}, src);
   ::unsetenv("PTXBENCH_QUIET");
   CHECK(r.exit_code == 2);
-  CHECK(r.output.find("PTXBENCH_QUIET='maybe'") != std::string::npos);
+  CHECK(r.output.find("PTXBENCH_QUIET: expected 1, true, yes, on, 0, false, no or off, not 'maybe'") != std::string::npos);
   fs::remove_all(dir);
 }
 

@@ -102,7 +102,7 @@ TEST_CASE("an invalid branch on the command line - in PTXBENCH_BRANCH or in a co
   auto r = test::run_ptxbench({"run", "--db", db, "--quiet"}, PTXBENCH_SOURCE_DIR);
   ::unsetenv("PTXBENCH_BRANCH");
   CHECK(r.exit_code == 2);
-  CHECK(r.output.find("--branch: 99 is out of range (1 to 16)") != std::string::npos);
+  CHECK(r.output.find("PTXBENCH_BRANCH: 99 is out of range (1 to 16)") != std::string::npos);
   for (const std::string bad : {"0", "-3", "17", "1.5", "\"2\""}) {
     std::ofstream(dir / "c.json") << R"({"name": "x", "branch": )" << bad << "}";
     r = test::run_ptxbench({"run", "--config", (dir / "c.json").string(), "--db", db, "--quiet"}, PTXBENCH_SOURCE_DIR);

@@ -144,8 +144,24 @@ TEST_CASE("read-only open: missing file - foreign file and newer schema are refu
   REQUIRE(sqlite3_exec(db, "UPDATE meta SET value = '99' WHERE key = 'schema_version'", nullptr, nullptr,
                        nullptr) == SQLITE_OK);
   sqlite3_close(db);
-  CHECK_THROWS_WITH_AS(run_store::open(newer, true), doctest::Contains("schema version 99"), store_error);
-  CHECK_THROWS_WITH_AS(run_store::open(newer, false), doctest::Contains("schema version 99"), store_error);
+  // Both are the user's input, not a failure of the machine (exit 2, not 3).
+  CHECK_THROWS_WITH_AS(run_store::open(newer, true), doctest::Contains("schema version 99"), not_a_run_database);
+  CHECK_THROWS_WITH_AS(run_store::open(newer, false), doctest::Contains("schema version 99"), not_a_run_database);
+
+  // A copy cut short (an interrupted transfer) says so, and is bad input too.
+  const auto whole = dir / "whole.db";
+  {
+    auto store = run_store::open(whole);
+    for (int i = 0; i < 40; ++i) write_one_turn(*store, "e" + std::to_string(i));
+  }
+  std::ifstream in(whole, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(bytes.size() > 16384);
+  const auto truncated = dir / "truncated.db";
+  std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 3);
+  for (bool read_only : {true, false})
+    CHECK_THROWS_WITH_AS(run_store::open(truncated, read_only), doctest::Contains("damaged or truncated"),
+                         not_a_run_database);
 }
 
 TEST_CASE("a read-only store reads while a writer is active and refuses to write") {
