@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -206,15 +205,6 @@ variant_result check_variant(const task& t, const size_point& s, bool verify, in
     r.error = e.what();
   }
   return r;
-}
-
-std::vector<task> load_task_array(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  const nlohmann::json j = nlohmann::json::parse(in);
-  std::vector<task> tasks;
-  for (size_t i = 0; i < j.size(); ++i) tasks.push_back(parse_task(j[i], path, "$[" + std::to_string(i) + "]"));
-  return tasks;
 }
 
 }  // namespace ptxbench::gpu_test

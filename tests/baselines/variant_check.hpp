@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "evaluator/api/task.hpp"
+#include "tests/gpu/reference_fixtures.hpp"
 
 namespace ptxbench::gpu_test {
 
@@ -34,8 +35,5 @@ struct variant_result {
 // Runs the baseline of `t` at `s`; compares every output unless `verify` is
 // false (large sizes: set-up, a run and timing only, inputs left as constants).
 variant_result check_variant(const task& t, const size_point& s, bool verify, int timed_runs);
-
-// The tasks of a JSON array file (tests/fixtures/reference_tasks.json).
-std::vector<task> load_task_array(const std::string& path);
 
 }  // namespace ptxbench::gpu_test
