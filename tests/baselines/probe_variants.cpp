@@ -24,27 +24,6 @@ namespace {
 
 int failures = 0;
 
-// A size a little larger than the fixture's, still checkable on the host in seconds.
-size_point probe_size(const task& t) {
-  const size_point& f = t.timed_size();
-  size_point s;
-  s.timed = true;
-  auto has = [&](const char* n) { return f.values.count(n) > 0; };
-  if (t.family == "gemm") {
-    const bool fp8 = t.find_tensor("A")->type == dtype::fp8_e4m3;
-    s.values = {{"M", 200}, {"N", fp8 ? 272 : 264}, {"K", fp8 ? 144 : 136}};
-    if (t.op.batched) s.values = {{"L", 5}, {"M", 72}, {"N", 128}, {"K", 96}};
-    if (t.op.grouped) s.values = {{"G", 12}, {"M", 40}, {"N", 128}, {"K", 88}};
-    return s;
-  }
-  const int64_t ratio = has("HKV") ? f.values.at("H") / f.values.at("HKV") : 1;
-  s.values = {{"B", 2}, {"H", 8}, {"S", 203}, {"D", f.values.at("D")}};
-  if (t.op.varlen) s.values.at("B") = 4, s.values.at("S") = 250;
-  if (t.op.decode) s.values.at("B") = 4, s.values.at("S") = 1000;
-  if (has("HKV")) s.values["HKV"] = f.values.at("HKV") == 1 ? 1 : 8 / ratio;  // MQA stays MQA
-  return s;
-}
-
 void report(const std::string& label, const variant_result& r, double bound) {
   const char* verdict = !r.available ? "UNAVAILABLE" : r.passed(bound) ? "PASS" : "FAIL";
   if (std::strcmp(verdict, "PASS") != 0) ++failures;

@@ -32,6 +32,10 @@ struct variant_result {
   std::string summary() const;
 };
 
+// A size of the fixture's variant a little larger than its own (odd, past
+// one tile, GQA ratios kept, MQA kept), still checkable on the host in seconds.
+size_point probe_size(const task& t);
+
 // Runs the baseline of `t` at `s`; compares every output unless `verify` is
 // false (large sizes: set-up, a run and timing only, inputs left as constants).
 variant_result check_variant(const task& t, const size_point& s, bool verify, int timed_runs);

@@ -1,5 +1,6 @@
 #include "tests/gpu/reference_fixtures.hpp"
 
+#include <cstdlib>
 #include <fstream>
 #include <stdexcept>
 
@@ -15,8 +16,10 @@ std::vector<task> load_task_array(const std::string& path) {
 }
 
 const std::vector<task>& reference_fixtures() {
-  static const std::vector<task> tasks =
-      load_task_array(std::string(PTXBENCH_SOURCE_DIR) + "/tests/fixtures/reference_tasks.json");
+  // $PTXBENCH_SOURCE_DIR first: on a GPU machine the tree is not where it was built.
+  const char* env = std::getenv("PTXBENCH_SOURCE_DIR");
+  static const std::vector<task> tasks = load_task_array(std::string(env && *env ? env : PTXBENCH_SOURCE_DIR) +
+                                                         "/tests/fixtures/reference_tasks.json");
   return tasks;
 }
 

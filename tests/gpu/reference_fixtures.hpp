@@ -11,7 +11,8 @@ namespace ptxbench {
 // The tasks of a JSON array file; throws input_error naming the bad entry.
 std::vector<task> load_task_array(const std::string& path);
 
-// tests/fixtures/reference_tasks.json of this source tree, loaded once.
+// tests/fixtures/reference_tasks.json under $PTXBENCH_SOURCE_DIR, else the
+// source tree it was built from; loaded once.
 const std::vector<task>& reference_fixtures();
 
 }  // namespace ptxbench
