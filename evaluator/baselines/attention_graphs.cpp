@@ -149,6 +149,19 @@ void fp8_output(graph& g, attention_graph_io& io, const layouts& l, int64_t p, i
   g.reduction(CUDNN_REDUCE_TENSOR_AMAX, descaled, owned_f32(g, io, 0.0f));
 }
 
+// dX = lhs·rhs for the key side (dK, dV): straight into the output when every
+// query head has its own KV head, else per query head (virtual, the I/O type)
+// and summed over each group's heads (cudnn-frontend's GQA lowering).
+void key_side_product(graph& g, const layouts& l, const attention_shape& a, int64_t lhs, int64_t rhs, int64_t out) {
+  if (a.h == a.hkv) {
+    g.matmul(lhs, rhs, out);
+    return;
+  }
+  const int64_t full = g.virtual_tensor(l.kv_full, CUDNN_DATA_BFLOAT16);
+  g.matmul(lhs, rhs, full);
+  g.reduction(CUDNN_REDUCE_TENSOR_ADD, full, out);
+}
+
 }  // namespace
 
 int64_t attention_shape::total() const {
@@ -201,26 +214,6 @@ attention_graph_io build_forward_graph(graph& g, const attention_shape& a) {
     g.matmul(p, v, o, mm);
   return io;
 }
-
-}  // namespace ptxbench::cudnn
-
-namespace ptxbench::cudnn {
-namespace {
-
-// dX = lhs·rhs for the key side (dK, dV): straight into the output when every
-// query head has its own KV head, else per query head (virtual, the I/O type)
-// and summed over each group's heads (cudnn-frontend's GQA lowering).
-void key_side_product(graph& g, const layouts& l, const attention_shape& a, int64_t lhs, int64_t rhs, int64_t out) {
-  if (a.h == a.hkv) {
-    g.matmul(lhs, rhs, out);
-    return;
-  }
-  const int64_t full = g.virtual_tensor(l.kv_full, CUDNN_DATA_BFLOAT16);
-  g.matmul(lhs, rhs, full);
-  g.reduction(CUDNN_REDUCE_TENSOR_ADD, full, out);
-}
-
-}  // namespace
 
 attention_graph_io build_backward_graph(graph& g, const attention_shape& a, backward_lowering lowering) {
   if (a.ragged || a.fp8) throw std::invalid_argument("the attention backward baseline takes dense bf16 tensors only");
