@@ -100,9 +100,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(correctness_report, outputs, gua
                                                 stable_across_calls, timed_samples_checked, timed_samples_wrong, note)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(performance_report, size, candidate_ms, candidate_rel_spread,
                                                 candidate_samples, baseline_ms, baseline_rel_spread, baseline_samples,
-                                                baseline_name, speedup, candidate_tflops, baseline_tflops, peak_tflops,
-                                                pct_of_peak, floor_ms, below_floor, output_rechecked, inputs_rechecked,
-                                                unheld_samples, threshold, baseline_rel_l2, baseline_max_err_to_scale)
+                                                baseline_name, baseline_kind, speedup, candidate_tflops,
+                                                baseline_tflops, peak_tflops, pct_of_peak, floor_ms, below_floor,
+                                                output_rechecked, inputs_rechecked, unheld_samples, threshold,
+                                                baseline_rel_l2, baseline_max_err_to_scale)
 
 nlohmann::json to_json(const evaluation_result& r) {
   nlohmann::json j;

@@ -163,6 +163,11 @@ struct performance_report {
   double baseline_rel_spread = 0.0;
   int baseline_samples = 0;
   std::string baseline_name;        // e.g. "cuBLASLt (best of 8 heuristics)", "cuDNN SDPA"
+  // What the speedup is against: "library" (a frontier library, timed beside
+  // the candidate), "roofline" (no library covers the variant: the physical
+  // floor, max of bytes / measured bandwidth and FLOPs / measured peak), or
+  // "" (no speedup: the library is absent or failed).
+  std::string baseline_kind;
   double speedup = 0.0;             // baseline_ms / candidate_ms
   double candidate_tflops = 0.0;
   double baseline_tflops = 0.0;

@@ -25,9 +25,11 @@ TEST_CASE("an evaluation result survives JSON and keeps its seed metrics") {
   performance_report p;
   p.speedup = 0.61;
   p.baseline_name = "cuBLASLt";
+  p.baseline_kind = "roofline";
   r.performance = p;
   auto back = evaluation_result_from_json(to_json(r));
   CHECK(back.verdict == stage::performance);
+  CHECK(back.performance->baseline_kind == "roofline");
   CHECK(back.correct());
   CHECK(back.instructions_executed());
   REQUIRE(back.speedup());
