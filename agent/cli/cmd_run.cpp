@@ -70,6 +70,24 @@ std::unique_ptr<provider> make_db_replay_provider(const provider_config& c) {
   return make_replay_provider(lookup, "replay of " + c.replay_experiment + " from " + c.replay_db);
 }
 
+// The experiment's tasks: those of its suite (every task when it names none),
+// narrowed to its task ids when it lists some. Throws input_error for an
+// unknown suite (naming the known ones) or a task id outside the suite.
+std::vector<task> select_tasks(const experiment_config& cfg) {
+  auto all_tasks = load_task_dir(cfg.tasks_dir);
+  if (!cfg.suite.empty()) all_tasks = tasks_in_suite(all_tasks, cfg.suite);
+  if (cfg.tasks.empty()) return all_tasks;
+  std::vector<task> tasks;
+  for (const auto& id : cfg.tasks) {
+    auto it = std::find_if(all_tasks.begin(), all_tasks.end(), [&](const task& t) { return t.id == id; });
+    if (it == all_tasks.end())
+      throw input_error("unknown task '" + id + "'" + (cfg.suite.empty() ? "" : " in suite '" + cfg.suite + "'") +
+                        " (see `ptxbench tasks list`)");
+    tasks.push_back(*it);
+  }
+  return tasks;
+}
+
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
@@ -78,7 +96,9 @@ int cmd_run(int argc, char** argv) {
     ("config", "experiment config (JSON)", cxxopts::value<std::string>()->default_value("configs/demo.json"))
     ("name", "experiment name (unique in the database)", cxxopts::value<std::string>())
     ("db", "run database path", cxxopts::value<std::string>())
-    ("tasks", "comma-separated task ids (default: the config's, else all)", cxxopts::value<std::string>())
+    ("tasks", "comma-separated task ids (default: the config's, else all of the suite)", cxxopts::value<std::string>())
+    ("suite", "the tasks of this suite: core (one task per family and level) or full (default: the config's, "
+              "else every task)", cxxopts::value<std::string>())
     ("samples", "trajectories per task", cxxopts::value<std::string>())
     ("rounds", "rounds per trajectory (1 = no repair)", cxxopts::value<std::string>())
     ("concurrency", "trajectories in flight", cxxopts::value<std::string>())
@@ -111,6 +131,7 @@ int cmd_run(int argc, char** argv) {
   if (auto v = option_or_env(args, "name")) cfg.name = *v;
   if (auto v = option_or_env(args, "db")) cfg.db = *v;
   if (auto v = option_or_env(args, "tasks")) cfg.tasks = split_csv(*v);
+  if (auto v = option_or_env(args, "suite")) cfg.suite = *v;
   if (auto v = option_or_env(args, "samples")) cfg.samples = int_option("samples", *v, 1, k_max_samples);
   if (auto v = option_or_env(args, "rounds")) cfg.rounds = int_option("rounds", *v, 1, k_max_rounds);
   if (auto v = option_or_env(args, "concurrency"))
@@ -148,6 +169,7 @@ int cmd_run(int argc, char** argv) {
   // not leave an experiment row or an empty database behind.
   if (!resume) validate_experiment_config(cfg);
   check_config_paths(cfg);
+  if (!resume) select_tasks(cfg);  // an unknown suite or task id, before the database exists
   auto store = run_store::open(cfg.db);
   if (resume) {
     // The stored config wins for everything that shapes the data; only
@@ -174,17 +196,7 @@ int cmd_run(int argc, char** argv) {
       std::fprintf(stderr, "experiment %s exists in %s; this run is %s\n", base.c_str(), cfg.db.c_str(), cfg.name.c_str());
   }
 
-  auto all_tasks = load_task_dir(cfg.tasks_dir);
-  std::vector<task> tasks;
-  if (cfg.tasks.empty()) {
-    tasks = all_tasks;
-  } else {
-    for (const auto& id : cfg.tasks) {
-      auto it = std::find_if(all_tasks.begin(), all_tasks.end(), [&](const task& t) { return t.id == id; });
-      if (it == all_tasks.end()) throw input_error("unknown task '" + id + "' (see `ptxbench tasks list`)");
-      tasks.push_back(*it);
-    }
-  }
+  std::vector<task> tasks = select_tasks(cfg);
   prompt_library prompts(cfg.prompts_dir);
 
   std::unique_ptr<embedded_endpoint> endpoint;

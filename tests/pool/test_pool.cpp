@@ -39,7 +39,7 @@ TEST_CASE("line reader splits lines - times out and sees end of file") {
 TEST_CASE("a job survives the trip to the worker: task - manifest - cubin bytes and settings") {
   protocol::worker_job job;
   job.id = 42;
-  job.t = load_task_file(std::string(PTXBENCH_SOURCE_DIR) + "/tasks/attention_fwd_bf16_wgmma.json");
+  job.t = load_task(std::string(PTXBENCH_SOURCE_DIR) + "/tasks", "attention_fwd_bf16_wgmma");
   job.m = parse_manifest_text(
       R"json({"launches":[{"kernel":"k","grid":["cdiv(S,128)","B*H",1],"block":[256,1,1],)json"
       R"json("params":[{"tensor_map":{"tensor":"Q","box":[64,128],"swizzle":"128B","view":["B*H*S","D"]}},)json"
