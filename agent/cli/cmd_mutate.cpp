@@ -59,7 +59,9 @@ int cmd_mutate(int argc, char** argv) {
     ("db", "run database", cxxopts::value<std::string>())
     ("name", "experiment name (default mutate-seed<S>)", cxxopts::value<std::string>())
     ("tasks-dir", "folder of task files (default tasks)", cxxopts::value<std::string>())
-    ("solutions", "folder of verified solutions (default <tasks-dir>/solutions)", cxxopts::value<std::string>())
+    ("solutions", "folder of checked-in solutions (default <tasks-dir>/solutions)", cxxopts::value<std::string>())
+    ("generated-solutions", "folder of generated solutions (default $PTXBENCH_GENERATED_SOLUTIONS, else "
+     "<tasks-dir>/../build/solutions)", cxxopts::value<std::string>())
     ("prompts", "folder of prompt templates (default prompts)", cxxopts::value<std::string>())
     ("feedback", "feedback detail stored with the mutant: none | stage | full (default full)",
      cxxopts::value<std::string>())
@@ -91,11 +93,15 @@ int cmd_mutate(int argc, char** argv) {
   if (gpu != "auto" && gpu != "off") throw input_error("--gpu: expected auto or off");
   o.run_gpu = gpu != "off";
   const std::string tasks_dir = option_or_env(args, "tasks-dir").value_or("tasks");
-  const std::string solutions_dir = option_or_env(args, "solutions").value_or(tasks_dir + "/solutions");
+  solution_roots roots = default_solution_roots(tasks_dir);
+  if (auto v = option_or_env(args, "solutions")) roots.checked_in = *v;
+  if (auto v = option_or_env(args, "generated-solutions")) roots.generated = *v;
   prompt_library prompts(option_or_env(args, "prompts").value_or("prompts"));
-  auto solutions = mutate::load_solutions(load_task_dir(tasks_dir), solutions_dir,
+  auto solutions = mutate::load_solutions(load_task_dir(tasks_dir), roots,
                                           task_list ? csv(*task_list) : std::vector<std::string>{});
-  if (solutions.empty()) throw input_error("no task in " + tasks_dir + " has a solution in " + solutions_dir);
+  if (solutions.empty())
+    throw input_error("no task in " + tasks_dir + " has a solution in " + roots.checked_in.string() + " or " +
+                      roots.generated.string());
 
   std::unique_ptr<embedded_endpoint> teacher_endpoint;
   std::unique_ptr<provider> teacher;
