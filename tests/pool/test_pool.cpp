@@ -65,7 +65,7 @@ TEST_CASE("a job survives the trip to the worker: task - manifest - cubin bytes 
   CHECK(back.count_only);
   CHECK(back.count_size == 2);
   CHECK(back.count_seed == 55);
-  job.count_size = 3;  // the task has three sizes
+  job.count_size = int(job.t.sizes.size());  // one past the last size
   CHECK_THROWS(protocol::job_from_json(nlohmann::json::parse(protocol::to_json(job).dump())));
   CHECK(back.time_limit_ms == 1234);
 }
