@@ -171,16 +171,23 @@ std::string at_size(const std::string& label) {
   return is_hidden_label(label) ? "at " + label : "at size " + label;
 }
 
+// Below these, a number is as likely an ordinary figure (a register count, a
+// latency, a percentage) as a size: it is not replaced in free text.
+constexpr int64_t k_min_distinctive_value = 100;
+constexpr int64_t k_min_distinctive_count = 10000;
+
 // The numbers of size `s`: its values, and each tensor's element and byte
-// counts (a message may quote an extent or a buffer's size).
-std::set<int64_t> numbers_of(const task& t, const size_point& s) {
+// counts (a message may quote an extent or a buffer's size); `all` keeps the
+// small ones too.
+std::set<int64_t> numbers_of(const task& t, const size_point& s, bool all) {
   std::set<int64_t> out;
-  for (const auto& [k, v] : s.values) out.insert(v);
+  for (const auto& [k, v] : s.values)
+    if (all || v >= k_min_distinctive_value) out.insert(v);
   for (const auto& ts : t.tensors) {
     try {
-      const int64_t n = tensor_elements(ts, s);
-      out.insert(n);
-      out.insert(n * dtype_bytes(ts.type));
+      const int64_t n = tensor_elements(ts, s), bytes = n * dtype_bytes(ts.type);
+      if (all || n >= k_min_distinctive_count) out.insert(n);
+      if (all || bytes >= k_min_distinctive_count) out.insert(bytes);
     } catch (const std::exception&) {
       // parse_task refused such sizes; nothing to add
     }
@@ -192,12 +199,12 @@ std::vector<int64_t> distinctive_hidden_values(const task& t) {
   std::set<int64_t> common = numbers_in(t.statement + " " + t.notes + " " + t.title + " " + t.constraints);
   for (int64_t label_number : {8, 16, 64, 128}) common.insert(label_number);
   for (const auto& s : t.sizes)
-    if (!s.hidden) common.merge(numbers_of(t, s));
+    if (!s.hidden) common.merge(numbers_of(t, s, true));
   std::set<int64_t> out;
   for (const auto& s : t.sizes)
     if (s.hidden)
-      for (int64_t v : numbers_of(t, s))
-        if (v >= 10 && !common.count(v)) out.insert(v);
+      for (int64_t v : numbers_of(t, s, false))
+        if (!common.count(v)) out.insert(v);
   return {out.begin(), out.end()};
 }
 

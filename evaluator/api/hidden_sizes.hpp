@@ -31,10 +31,10 @@ inline constexpr const char* k_hidden_size_prefix = "a hidden size";
 std::string at_size(const std::string& label);
 
 // The numbers of hidden sizes that text about task `t` must never contain:
-// their values and their tensors' element and byte counts, those at least 10
-// that are no number of a shown size, of its statement, notes, title or
-// constraints, or of a label. (Smaller or shared ones cannot be told from
-// ordinary figures.)
+// their values (from 100) and their tensors' element and byte counts (from
+// 10000) that are no number of a shown size, of its statement, notes, title
+// or constraints, or of a label. (Smaller or shared ones cannot be told from
+// ordinary figures: they are hidden in "NAME=value" form only.)
 std::vector<int64_t> distinctive_hidden_values(const task& t);
 
 // Rewrites every string of `r`: a hidden size's describe_size text becomes its
