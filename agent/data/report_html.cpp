@@ -125,7 +125,8 @@ std::string summary_table(const std::vector<group_metrics>& groups) {
   for (int k : pass_k_values) os << "<th>pass@" << k << "</th>";
   os << "<th>geomean speedup</th><th>speedup min / median / max</th></tr>\n";
   for (const auto& g : groups) {
-    os << "<tr>" << td(g.experiment, true) << td(g.model, true) << td(g.task, true)
+    os << "<tr>" << td(g.experiment, true) << td(g.model, true)
+       << td(g.task + (g.compile_and_static_only ? " (compile and SASS only)" : ""), true)
        << td(std::to_string(g.trajectories)) << rate_td(g, rate_kind::compiled, g.final.compiled)
        << rate_td(g, rate_kind::correct, g.final.correct) << rate_td(g, rate_kind::instructions, g.final.instructions)
        << rate_td(g, rate_kind::passed, g.final.passed);

@@ -71,6 +71,7 @@ json group_json(const group_metrics& g) {
       {"model", g.model},
       {"task", g.task},
       {"family", g.family},
+      {"judged_at", g.compile_and_static_only ? "compile and SASS only" : "gpu"},
       {"counts",
        {{"trajectories", g.trajectories},
         {"candidates", g.candidates},

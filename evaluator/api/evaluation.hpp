@@ -251,6 +251,11 @@ struct evaluation_result {
   bool evaluator_error() const;
 };
 
+// The reason the runtime stage gives when the task's architecture cannot run
+// on the evaluating GPU (an sm_100a task on a Hopper machine): its candidates
+// are judged at the compile and SASS level only, and reports say so.
+inline constexpr const char* k_compile_and_static_only = "compile and static checks only";
+
 // Ranking candidates, the one rule every part uses (a trajectory's best
 // candidate, exports, reports). Stages do not always fail in table order (a
 // missing instruction fails without a GPU while runtime is not run), so two

@@ -270,7 +270,8 @@ class local_evaluator final : public evaluator {
 
   std::string gpu_unavailable_reason(const evaluation_request& req) const {
     if (!req.run_gpu) return "GPU stages not requested (compile and static checks only)";
-    if (!req.t.runs_on_hopper) return req.t.arch + " task: not runnable on this Hopper GPU (compile and static checks only)";
+    if (!req.t.runs_on_hopper)
+      return req.t.arch + " task: not runnable on this Hopper GPU (" + k_compile_and_static_only + ")";
     if (m_slots.empty()) return m_no_gpu_reason;
     std::string dev = m_slots.front()->hello().arch;
     if (!dev.empty() && device_arch_of(req.t.arch) != dev)
