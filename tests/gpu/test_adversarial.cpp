@@ -113,6 +113,7 @@ TEST_CASE("adversarial: out_of_bounds_write") { run_case("out_of_bounds_write");
 TEST_CASE("adversarial: partial_output") { run_case("partial_output"); }
 TEST_CASE("adversarial: input_modified") { run_case("input_modified"); }
 TEST_CASE("adversarial: timed_size_only") { run_case("timed_size_only"); }
+TEST_CASE("adversarial: shown_sizes_only") { run_case("shown_sizes_only"); }
 TEST_CASE("adversarial: result_reuse") { run_case("result_reuse"); }
 TEST_CASE("adversarial: nans") { run_case("nans"); }
 TEST_CASE("adversarial: too_much_shared_memory") { run_case("too_much_shared_memory"); }
