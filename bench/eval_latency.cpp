@@ -18,6 +18,7 @@
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/local.hpp"
 #include "evaluator/api/verdict.hpp"
+#include "evaluator/api/solutions.hpp"
 #include "evaluator/compile/compile.hpp"
 
 using namespace ptxbench;
@@ -36,14 +37,16 @@ std::optional<candidate> load(const std::string& name, const std::string& task_i
   if (!fs::exists(dir / "kernel.ptx") || !fs::exists(dir / "manifest.json")) return std::nullopt;
   candidate c;
   c.name = name;
-  c.request.t = load_task_file(source_dir() / "tasks" / (task_id + ".json"));
+  c.request.t = load_task(source_dir() / "tasks", task_id);
   c.request.ptx = read_text_file(dir / "kernel.ptx");
   c.request.manifest_text = read_text_file(dir / "manifest.json");
   return c;
 }
 
 std::optional<candidate> solution(const std::string& task_id) {
-  return load("solution " + task_id, task_id, source_dir() / "tasks/solutions" / task_id);
+  auto dir = solution_dir(task_id, default_solution_roots(source_dir() / "tasks"));
+  if (!dir) return std::nullopt;
+  return load("solution " + task_id, task_id, *dir);
 }
 
 nlohmann::json stage_row(const std::string& label, const evaluation_result& r) {

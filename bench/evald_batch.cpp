@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
   const fs::path src = source_dir();
   const fs::path sol = src / "tasks/solutions/gemm_bf16_mma_sync";
   evaluation_request req;
-  req.t = load_task_file(src / "tasks/gemm_bf16_mma_sync.json");
+  req.t = load_task(src / "tasks", "gemm_bf16_mma_sync");
   req.ptx = read_text_file(sol / "kernel.ptx");
   req.manifest_text = read_text_file(sol / "manifest.json");
   req.run_gpu = gpu != "off";

@@ -44,7 +44,7 @@ EDGE_TEXTS = [
 
 def corpus():
     files = (glob.glob(os.path.join(ROOT, "tasks/solutions/*/kernel.ptx")) + glob.glob(os.path.join(ROOT, "prompts/*.md"))
-             + glob.glob(os.path.join(ROOT, "tasks/*.json")) + glob.glob(os.path.join(ROOT, "docs/*.md")))
+             + glob.glob(os.path.join(ROOT, "tasks/*.json")) + glob.glob(os.path.join(ROOT, "tasks/families/*.json")) + glob.glob(os.path.join(ROOT, "docs/*.md")))
     for f in sorted(files):
         with open(f, encoding="utf-8") as fh:
             yield fh.read()

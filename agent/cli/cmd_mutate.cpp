@@ -37,10 +37,14 @@ int cmd_mutate(const option_values& values) {
   }
   o.judging.run_gpu = gpu != "off";
   const std::string tasks_dir = values.text("tasks-dir");
-  const std::string solutions_dir = values.text_if("solutions").value_or(tasks_dir + "/solutions");
+  solution_roots roots = default_solution_roots(tasks_dir);
+  if (auto v = values.text_if("solutions")) roots.checked_in = *v;
+  if (auto v = values.text_if("generated-solutions")) roots.generated = *v;
   prompt_library prompts(values.text("prompts-dir"));
-  auto solutions = mutate::load_solutions(load_task_dir(tasks_dir), solutions_dir, task_list);
-  if (solutions.empty()) throw input_error("no task in " + tasks_dir + " has a solution in " + solutions_dir);
+  auto solutions = mutate::load_solutions(load_task_dir(tasks_dir), roots, task_list);
+  if (solutions.empty())
+    throw input_error("no task in " + tasks_dir + " has a solution in " + roots.checked_in.string() + " or " +
+                      roots.generated.string());
 
   std::unique_ptr<embedded_endpoint> teacher_endpoint;
   std::unique_ptr<provider> teacher;
@@ -89,7 +93,7 @@ const command_spec& mutate_command() {
       "their operator aims at as repair trajectories (round 0: the mutant and its feedback, round 1: the solution; "
       "source \"mutation\"). Without a GPU only format, compile and the static instruction check run; mutants aimed "
       "at later stages are reported as not run and not kept.",
-      {"all", "task", "per-solution", "seed", "operators", "db", "name", "tasks-dir", "solutions", "prompts-dir",
+      {"all", "task", "per-solution", "seed", "operators", "db", "name", "tasks-dir", "solutions", "generated-solutions", "prompts-dir",
        "feedback", "gpu", "rationale", "config", "quiet"},
       {"db"}};
   return spec;

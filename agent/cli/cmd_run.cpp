@@ -66,7 +66,7 @@ const command_spec& run_command() {
       "run", cmd_run, "run (or --resume) a generate -> evaluate -> repair experiment",
       "Run (or resume) an experiment: tasks x samples x rounds of generate -> evaluate -> feedback. The config "
       "file gives the experiment; an option given here replaces its config key.",
-      {"config", "name", "db", "tasks", "samples", "rounds", "concurrency", "feedback", "stop", "history", "history-k",
+      {"config", "name", "db", "tasks", "suite", "samples", "rounds", "concurrency", "feedback", "stop", "history", "history-k",
        "max-context-tokens", "gpu", "model", "base-url", "latency-ms", "evaluator-url", "shard", "coverage-target",
        "max-llm-calls", "branch", "resume", "quiet"},
       {},

@@ -52,7 +52,10 @@ std::vector<option> data_option_rows() {
           .list_of(value_type::choice)
           .one_of({"family", "level", "variant", "task"}),
       make_option("prompts-dir", "DIR", "folder of prompt templates").by_default("prompts").also("prompts"),
-      make_option("suite", "NAME", "export --kind prompts: the suite whose tasks are written (default: every task)"),
+      make_option("suite", "NAME",
+                  "the tasks of this suite: core (one task per family and level) or full (run: default the config's, "
+                  "else every task; tasks list; export --kind prompts: the tasks whose prompts are written)")
+          .config("suite"),
       make_option("tokenizer", "FILE",
                   "the model's tokenizer.json: count each record's tokens (byte-level BPE tokenizers: GPT-2, "
                   "Llama 3, Qwen 2 and the like)"),
@@ -81,7 +84,9 @@ std::vector<option> data_option_rows() {
           .integer(0, std::numeric_limits<int64_t>::max())
           .by_default("1"),
       make_option("operators", "NAME,...", "only these operators (agent/mutate/README.md)").list_of(text),
-      make_option("solutions", "DIR", "folder of verified solutions (default <tasks-dir>/solutions)"),
+      make_option("solutions", "DIR", "folder of checked-in solutions (default <tasks-dir>/solutions)"),
+      make_option("generated-solutions", "DIR",
+                  "folder of generated solutions (scripts/gen_solutions.sh; default <tasks-dir>/../build/solutions)"),
       make_option("rationale", "", "ask the teacher of --config for the reasoning from each kept mutant to its fix")
           .boolean(),
   };

@@ -20,7 +20,7 @@ std::vector<option> experiment_option_rows() {
           .config("name")
           .changeable_on_resume(),
       make_option("db", "FILE", "run database (run: default the config's)").config("db").changeable_on_resume(),
-      make_option("tasks", "ID,...", "task ids to run (default: the config's, else every task)")
+      make_option("tasks", "ID,...", "task ids to run (default: the config's, else every task of the suite)")
           .list_of(text)
           .config("tasks"),
       make_option("samples", "N", "trajectories per task").integer(1, k_max_samples).config("samples"),

@@ -102,11 +102,14 @@ void name_new_experiment(experiment_config& cfg, run_store& store, bool name_giv
 
 std::vector<task> select_tasks(const experiment_config& cfg) {
   auto all_tasks = load_task_dir(cfg.tasks_dir);
+  if (!cfg.suite.empty()) all_tasks = tasks_in_suite(all_tasks, cfg.suite);
   if (cfg.tasks.empty()) return all_tasks;
   std::vector<task> tasks;
   for (const auto& id : cfg.tasks) {
     auto it = std::find_if(all_tasks.begin(), all_tasks.end(), [&](const task& t) { return t.id == id; });
-    if (it == all_tasks.end()) throw input_error("unknown task '" + id + "' (see `ptxbench tasks list`)");
+    if (it == all_tasks.end())
+      throw input_error("unknown task '" + id + "'" + (cfg.suite.empty() ? "" : " in suite '" + cfg.suite + "'") +
+                        " (see `ptxbench tasks list`)");
     tasks.push_back(*it);
   }
   return tasks;

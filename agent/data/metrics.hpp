@@ -74,6 +74,9 @@ struct group_metrics {
   std::optional<double> geomean_best;
   // The task's speedup threshold as the evaluator reported it (performance ran).
   std::optional<double> speedup_threshold;
+  // Every evaluated candidate was judged at the compile and SASS level only:
+  // the task's architecture does not run on the evaluating GPU (sm_100a on Hopper).
+  bool compile_and_static_only = false;
 };
 
 // Whether any candidate of the group ran stage s (it passed or failed there).

@@ -179,7 +179,8 @@ std::string summary_table(const std::vector<group_metrics>& groups) {
          << html_escape(g.model) << "</th></tr>\n<tr><th class=\"l\">task</th><th>level</th><th>n</th>"
          << rate_headers() << "<th>geomean speedup</th><th>speedup min / median / max</th></tr>\n";
     }
-    os << "<tr>" << td(g.task, true) << td(g.level > 0 ? std::to_string(g.level) : "-")
+    os << "<tr>" << td(g.task + (g.compile_and_static_only ? " (compile and SASS only)" : ""), true)
+       << td(g.level > 0 ? std::to_string(g.level) : "-")
        << td(std::to_string(g.trajectories)) << rate_td(g, rate_kind::compiled, g.final.compiled)
        << rate_td(g, rate_kind::correct, g.final.correct) << rate_td(g, rate_kind::instructions, g.final.instructions)
        << rate_td(g, rate_kind::passed, g.final.passed);

@@ -75,6 +75,7 @@ json group_json(const group_metrics& g) {
       {"family", g.family},
       {"level", g.level},
       {"variant", g.variant},
+      {"judged_at", g.compile_and_static_only ? "compile and SASS only" : "gpu"},
       {"counts",
        {{"trajectories", g.trajectories},
         {"candidates", g.candidates},

@@ -179,7 +179,7 @@ std::string format_report_text(const std::vector<group_metrics>& groups, const s
   os << "  speedup min/med/max\n";
   for (const auto& g : groups) {
     const bool perf = stage_ran(g, stage_of(rate_kind::passed));
-    os << std::left << std::setw(16) << terminal_safe(g.experiment) << std::setw(22) << terminal_safe(g.model) << std::setw(34) << terminal_safe(g.task)
+    os << std::left << std::setw(16) << terminal_safe(g.experiment) << std::setw(22) << terminal_safe(g.model) << std::setw(34) << terminal_safe(g.task + (g.compile_and_static_only ? " *" : ""))
        << std::right << std::setw(4) << g.trajectories << std::setw(9)
        << rate(g, rate_kind::compiled, g.final.compiled) << std::setw(9) << rate(g, rate_kind::correct, g.final.correct)
        << std::setw(9) << rate(g, rate_kind::instructions, g.final.instructions) << std::setw(9)
@@ -191,6 +191,8 @@ std::string format_report_text(const std::vector<group_metrics>& groups, const s
     }
     os << "  " << speedup_summary(g) << '\n';
   }
+  if (std::any_of(groups.begin(), groups.end(), [](const group_metrics& g) { return g.compile_and_static_only; }))
+    os << "* judged at the compile and SASS level only: the task's architecture (sm_100a) does not run on this GPU\n";
   for (const auto& g : groups) {
     if (g.per_round.size() < 2) continue;
     os << "\nper round, " << terminal_safe(g.experiment) << " / " << terminal_safe(g.model) << " / " << terminal_safe(g.task) << ":\n"

@@ -35,7 +35,7 @@ double bounded_seconds(const json_reader& r, const std::string& key, double fall
 experiment_config parse_experiment_config(const nlohmann::json& j, const std::string& source) {
   json_reader r(j, "$", source);
   r.expect_object();
-  r.reject_unknown({"name", "db", "tasks_dir", "tasks", "prompts_dir", "samples", "rounds", "concurrency", "feedback",
+  r.reject_unknown({"name", "db", "tasks_dir", "tasks", "suite", "prompts_dir", "samples", "rounds", "concurrency", "feedback",
                      "stop", "history", "history_k", "max_context_tokens", "llm", "endpoint_script", "endpoint_latency_ms", "gpu", "seeds",
                      "time_limit_ms", "timing_budget_ms", "shard_index", "shard_count", "evaluator", "teacher",
                      "coverage_target", "max_llm_calls", "branch"});
@@ -44,6 +44,7 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   c.db = r.get_string("db", c.db);
   c.tasks_dir = r.get_string("tasks_dir", c.tasks_dir);
   if (r.has("tasks")) c.tasks = r.get_strings("tasks");
+  c.suite = r.get_string("suite", c.suite);
   c.prompts_dir = r.get_string("prompts_dir", c.prompts_dir);
   c.samples = bounded_int(r, "samples", c.samples, 1, k_max_samples);
   c.rounds = bounded_int(r, "rounds", c.rounds, 1, k_max_rounds);
@@ -201,6 +202,7 @@ nlohmann::json experiment_config_to_json(const experiment_config& c) {
           {"db", c.db},
           {"tasks_dir", c.tasks_dir},
           {"tasks", c.tasks},
+          {"suite", c.suite},
           {"prompts_dir", c.prompts_dir},
           {"samples", c.samples},
           {"rounds", c.rounds},

@@ -33,7 +33,8 @@ struct experiment_config {
   std::string name = "demo";
   std::string db = "runs/ptxbench.db";
   std::string tasks_dir = "tasks";
-  std::vector<std::string> tasks;  // task ids; empty = every task in tasks_dir
+  std::vector<std::string> tasks;  // task ids; empty = every task of the suite
+  std::string suite;               // a named suite of tasks_dir (core, full); empty = every task
   std::string prompts_dir = "prompts";
   int samples = 1;
   int rounds = 3;

@@ -151,20 +151,21 @@ int mutate_summary::kept() const {
   return n;
 }
 
-std::vector<task_solution> load_solutions(const std::vector<task>& tasks, const std::filesystem::path& solutions_dir,
+std::vector<task_solution> load_solutions(const std::vector<task>& tasks, const solution_roots& roots,
                                           const std::vector<std::string>& wanted) {
   std::vector<task_solution> out;
   std::set<std::string> found;
   for (const auto& t : tasks) {
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), t.id) == wanted.end()) continue;
-    const auto dir = solutions_dir / t.id;
-    if (!std::filesystem::is_regular_file(dir / "kernel.ptx") || !std::filesystem::is_regular_file(dir / "manifest.json"))
-      continue;
+    const auto found_dir = solution_dir(t.id, roots);
+    if (!found_dir) continue;
+    const auto& dir = *found_dir;
     solution s{read_text_file(dir / "kernel.ptx", "solution PTX"),
                read_text_file(dir / "manifest.json", "solution manifest"), {}};
+    const auto rewrites = roots.checked_in / t.id / "rewrites";
     std::error_code ec;
-    if (std::filesystem::is_directory(dir / "rewrites", ec)) {
-      for (const auto& r : std::filesystem::directory_iterator(dir / "rewrites")) {
+    if (std::filesystem::is_directory(rewrites, ec)) {
+      for (const auto& r : std::filesystem::directory_iterator(rewrites)) {
         if (!std::filesystem::is_regular_file(r.path() / "kernel.ptx") ||
             !std::filesystem::is_regular_file(r.path() / "manifest.json"))
           continue;
@@ -179,8 +180,9 @@ std::vector<task_solution> load_solutions(const std::vector<task>& tasks, const 
   }
   for (const auto& id : wanted)
     if (!found.count(id))
-      throw input_error("task '" + id + "': no verified solution in " + (solutions_dir / id).string() +
-                        " (kernel.ptx and manifest.json), or no such task");
+      throw input_error("task '" + id + "': no verified solution in " + (roots.checked_in / id).string() + " or " +
+                        (roots.generated / id).string() +
+                        " (kernel.ptx and manifest.json; scripts/gen_solutions.sh generates them), or no such task");
   return out;
 }
 

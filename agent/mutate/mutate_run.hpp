@@ -17,6 +17,7 @@
 #include "agent/prompt/prompt.hpp"
 #include "agent/store/store.hpp"
 #include "evaluator/api/evaluation.hpp"
+#include "evaluator/api/solutions.hpp"
 
 namespace ptxbench::mutate {
 
@@ -25,11 +26,12 @@ struct task_solution {
   solution s;
 };
 
-// The tasks of `tasks` that have <solutions_dir>/<task id>/{kernel.ptx,
-// manifest.json}, each with the rewrites in <task id>/rewrites/<name>/ (the
-// cuda_core_rewrite operator's mutants); `wanted` (task ids) empty means all of them. Throws
+// The tasks of `tasks` that have a solution (kernel.ptx and manifest.json in
+// solution_dir(id, roots): checked in or generated), each with the rewrites in
+// <roots.checked_in>/<task id>/rewrites/<name>/ (the cuda_core_rewrite
+// operator's mutants); `wanted` (task ids) empty means all of them. Throws
 // input_error for a wanted task without a solution.
-std::vector<task_solution> load_solutions(const std::vector<task>& tasks, const std::filesystem::path& solutions_dir,
+std::vector<task_solution> load_solutions(const std::vector<task>& tasks, const solution_roots& roots,
                                           const std::vector<std::string>& wanted);
 
 struct mutate_options {

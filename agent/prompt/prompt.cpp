@@ -81,9 +81,15 @@ std::string tensor_table(const task& t) {
   return o.str();
 }
 
+// The constraints and the shown sizes; hidden sizes only by their number
+// (docs/task-suite.md): never their values.
 std::string size_list(const task& t) {
   std::ostringstream o;
-  for (const auto& s : t.sizes) o << "- " << describe_size(s) << (s.timed ? " (timed)" : "") << "\n";
+  if (!t.constraints.empty()) o << "Every size obeys: " << t.constraints << "\n";
+  for (const auto& s : t.public_sizes()) o << "- " << describe_size(s) << (s.timed ? " (timed)" : "") << "\n";
+  if (size_t n = t.hidden_size_count())
+    o << "- and " << n << " hidden size" << (n == 1 ? "" : "s")
+      << " that obey the same constraints (never shown; correctness requires every one)\n";
   return o.str();
 }
 

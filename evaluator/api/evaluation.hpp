@@ -119,14 +119,15 @@ struct instruction_report {
 struct runtime_report {
   std::string error;       // CUDA error name and text, "timeout after N ms", or "worker crashed: signal"
   int launch_index = -1;
-  std::string size;        // "M=4096 N=4096 K=4096"
+  std::string size;        // "M=4096 N=4096 K=4096", or a hidden size's label (hidden_sizes.hpp)
   bool context_lost = false;
+  bool hidden_size = false;  // at a hidden size: `size` and `error` name its properties, not its numbers
 };
 
 // Error statistics of one output tensor at one size and seed.
 struct output_check {
   std::string tensor;
-  std::string size;
+  std::string size;             // "M=4096 N=4096 K=4096", or a hidden size's label (hidden_sizes.hpp)
   uint64_t seed = 0;
   bool hidden_seed = false;     // a seed the model never sees in feedback
   int64_t elements = 0;
@@ -140,6 +141,10 @@ struct output_check {
   double max_err_to_scale = 0.0;  // max |out - ref| / max |ref|
   bool timed_run = false;       // the figures of a timed sample, not of a checked run
   bool passed = false;
+  // At a hidden size, counts would tell its extent: elements is 0, nan_count
+  // and untouched_count are 0 or 1 (none, some), `where` speaks in shares and
+  // first/last blocks (redact_hidden_sizes).
+  bool hidden_size = false;
 };
 
 struct correctness_report {
@@ -252,6 +257,11 @@ struct evaluation_result {
 };
 
 // The verdict's name and the ranking of results: evaluator/api/verdict.hpp.
+
+// The reason the runtime stage gives when the task's architecture cannot run
+// on the evaluating GPU (an sm_100a task on a Hopper machine): its candidates
+// are judged at the compile and SASS level only, and reports say so.
+inline constexpr const char* k_compile_and_static_only = "compile and static checks only";
 
 nlohmann::json to_json(const evaluation_result& r);
 evaluation_result evaluation_result_from_json(const nlohmann::json& j);

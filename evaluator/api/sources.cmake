@@ -3,4 +3,4 @@
 # here reaches both builds.
 set(PTXBENCH_EVALUATOR_API_SOURCES
   candidate.cpp evaluation.cpp expression.cpp files.cpp index_inputs.cpp json_path.cpp manifest.cpp task.cpp
-  verdict.cpp)
+  verdict.cpp hidden_sizes.cpp size_rules.cpp solutions.cpp task_check.cpp task_family.cpp)

@@ -145,6 +145,7 @@ TEST_CASE("the dataset card has a license and a size category and the lengths") 
 TEST_CASE("prompts export: one row per task of the suite with the round-0 prompt") {
   auto tasks = load_task_dir(source / "tasks");
   REQUIRE(tasks.size() >= 2);
+  for (auto& t : tasks) t.suites = {"full"};  // one core task below, whatever the shipped suites are
   tasks[0].suites = {"core", "full"};
   tasks[0].level = 2;
   tasks[0].variant = {{"dtype", "bf16"}};

@@ -24,7 +24,7 @@ void require_gpu() {
   if (shared_evaluator().gpu_description() != "none") return;
   // Ask for the reason the way a user would see it: through a result.
   evaluation_request probe;
-  probe.t = load_task_file(source_dir() / "tasks/gemm_bf16_mma_sync.json");
+  probe.t = load_task(source_dir() / "tasks", "gemm_bf16_mma_sync");
   probe.ptx = read_text_file(source_dir() / "tests/fixtures/adversarial/correct_mma_sync/kernel.ptx");
   probe.manifest_text = read_text_file(source_dir() / "tests/fixtures/adversarial/correct_mma_sync/manifest.json");
   auto r = shared_evaluator().evaluate(probe);

@@ -138,7 +138,7 @@ TEST_CASE("an unknown operator or a task without a solution is an input error") 
   o.experiment_name = "x";
   CHECK_THROWS_AS(mutate::run_mutation({}, *eval, *store, prompts, o), input_error);
   auto tasks = load_task_dir(testing::source_root() / "tasks");
-  CHECK_THROWS_AS(mutate::load_solutions(tasks, testing::source_root() / "tasks" / "solutions", {"nope"}), input_error);
+  CHECK_THROWS_AS(mutate::load_solutions(tasks, default_solution_roots(testing::source_root() / "tasks"), {"nope"}), input_error);
 }
 
 }  // namespace
