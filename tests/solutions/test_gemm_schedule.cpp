@@ -202,7 +202,7 @@ void check_grouped(int groups, int mean_rows, int n, int k, int ctas) {
 
 }  // namespace
 
-TEST_CASE("gemm schedule: grouped jobs follow the offsets, empty groups included") {
+TEST_CASE("gemm schedule: grouped jobs follow the offsets with empty groups among them") {
   // group_rows has an empty group at g = 5 (and 12, ...), uneven ones around it.
   check_grouped(1, 1, 8, 8, 132);
   check_grouped(7, 300, 264, 72, 132);
