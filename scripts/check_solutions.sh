@@ -88,14 +88,14 @@ def line(id):
     secs = int(open(os.path.join(out, id + ".ms")).read()) / 1000 if os.path.exists(os.path.join(out, id + ".ms")) else 0
     if r is None:
         tail = open(os.path.join(out, id + ".log")).read().strip().splitlines()[-3:] if os.path.exists(os.path.join(out, id + ".log")) else []
-        return f"{id:34} NO RESULT {'':38} {secs:6.1f}s  {' | '.join(tail)[:160]}", "NO RESULT"
+        return f"{id:34} {'NO RESULT':18} {'-':18} {'-':25} {secs:6.1f}s  {' | '.join(tail)[:160]}", "NO RESULT"
     verdict = classify(r)
     p = r.get("performance") or {}
     sp = r.get("speedup")
-    speed = f"{sp:6.3f} (>= {p.get('threshold', 0):.2f})" if sp is not None else f"{'-':>6} {'':9}"
-    times = f"{p.get('candidate_ms', 0):8.4f} / {p.get('baseline_ms', 0):8.4f} ms" if p else f"{'':23}"
+    speed = f"{sp:.3f} (>= {p.get('threshold', 0):.2f})" if sp is not None else "-"
+    times = f"{p.get('candidate_ms', 0):.4f} / {p.get('baseline_ms', 0):.4f} ms" if p else "-"
     head = "" if verdict in ("PASS", "STATIC") else r.get("headline", "")[:160]
-    return f"{id:34} {verdict:14} {speed:18} {times} {secs:6.1f}s  {head}", verdict
+    return f"{id:34} {verdict:18} {speed:18} {times:25} {secs:6.1f}s  {head}", verdict
 
 if what == "line":
     print(line(sys.argv[3])[0], flush=True)
@@ -129,23 +129,39 @@ if [ $gen -eq 1 ]; then
     { echo "gen_solutions reported failures:"; grep FAIL "$out/gen.log"; }
 fi
 
-printf "%-34s %-14s %-18s %-23s %7s  %s\n" task verdict "speedup (thresh.)" "candidate / baseline" time headline
-eval_args=(--gpu "$gpu" --json)
-[ $timing -eq 1 ] || eval_args+=(--no-timing)
-for id in "${ids[@]}"; do
-  ptx=tasks/solutions/$id/kernel.ptx
+printf "%-34s %-18s %-18s %-25s %7s  %s\n" task verdict "speedup (thresh.)" "candidate / baseline" time headline
+judge() { # id gpu_mode: writes $out/<id>.{json,log,ms}
+  local id=$1 ptx=tasks/solutions/$1/kernel.ptx t0
   [ -f "$ptx" ] || ptx=build/solutions/$id/kernel.ptx
   t0=$(date +%s%N)
   if [ ! -f "$ptx" ]; then
     echo "no PTX for $id (checked in or generated)" > "$out/$id.log"
     : > "$out/$id.json"
   else
+    local args=(--gpu "$2" --json)
+    [ $timing -eq 1 ] || args+=(--no-timing)
     timeout --kill-after=10 "$limit" "$bin/ptxbench" eval --task "$id" --tasks-dir "$tasks_dir" --ptx "$ptx" \
-      --manifest "tasks/solutions/$id/manifest.json" "${eval_args[@]}" > "$out/$id.json" 2> "$out/$id.log"
+      --manifest "tasks/solutions/$id/manifest.json" "${args[@]}" > "$out/$id.json" 2> "$out/$id.log"
     echo "rc=$?" >> "$out/$id.log"
   fi
   echo "$(( ($(date +%s%N) - t0) / 1000000 ))" > "$out/$id.ms"
+}
+
+# Solutions for another architecture than the GPU's family (sm_100a) get only the
+# format, compile and static checks: they need no GPU and run beside the others.
+gpu_ids=() static_ids=()
+for id in "${ids[@]}"; do
+  ptx=tasks/solutions/$id/kernel.ptx
+  [ -f "$ptx" ] || ptx=build/solutions/$id/kernel.ptx
+  if [ -f "$ptx" ] && grep -qE '^\.target[[:space:]]+sm_1[0-9][0-9]' "$ptx"; then static_ids+=("$id"); else gpu_ids+=("$id"); fi
+done
+(for id in "${static_ids[@]}"; do judge "$id" off; done) &
+static_pid=$!
+for id in "${gpu_ids[@]}"; do
+  judge "$id" "$gpu"
   report line "$id" || true
 done
+wait $static_pid
+for id in "${static_ids[@]}"; do report line "$id" || true; done
 
 report summary "$(( $(date +%s) - t_start ))" "${ids[@]}"
