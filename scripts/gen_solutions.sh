@@ -10,8 +10,8 @@
 #      {"template": "gemm_wgmma_tma.cu", "arch": "sm_90a", "defines": {"GEMM_NN": 1},
 #       "nvcc_flags": []}        (arch defaults to sm_90a; defines and nvcc_flags optional)
 #    Its PTX is written to OUT/<id>/kernel.ptx (never committed) with a copy of the manifest
-#    and a stamp: the sha256 of everything the PTX depends on (the templates and common
-#    headers, the macros, flags, arch, nvcc's version). A fresh stamp skips the compile.
+#    and a stamp: the sha256 of everything the PTX depends on (the template and the files
+#    it includes, the macros, flags, arch, nvcc's version). A fresh stamp skips the compile.
 # Every PTX is then assembled with ptxas for its arch, to prove it compiles.
 # OUT/<id>/ ends up a complete solution folder (kernel.ptx + manifest.json) for every
 # solution, the checked-in ones copied, so consumers can read one folder.
@@ -102,16 +102,32 @@ for f in flags:
 PY
 }
 
+# The files a template compiles from: itself and every quoted #include, followed
+# recursively (the toolkit's <...> headers are covered by nvcc's version).
+sources_of() { # template path -> paths relative to tasks/solutions
+  python3 - "$1" "$sol" <<'PY'
+import os, re, sys
+seen, todo = [], [os.path.realpath(sys.argv[1])]
+while todo:
+    f = todo.pop()
+    if f in seen or not os.path.isfile(f):
+        continue
+    seen.append(f)
+    for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', open(f, errors="replace").read(), re.M):
+        todo.append(os.path.realpath(os.path.join(os.path.dirname(f), inc)))
+print("\n".join(sorted(os.path.relpath(f, os.path.realpath(sys.argv[2])) for f in seen)))
+PY
+}
+
 # The stamp of a generated solution: what its PTX depends on.
-stamp_of() { # spec_lines_file
+stamp_of() { # spec_lines_file template_path
   {
-    echo "gen_solutions stamp 1"
+    echo "gen_solutions stamp 2"
     cat "$1"
     "$nvcc" --version
-    for f in "$sol"/templates/* "$sol"/common/*; do
-      [ -f "$f" ] || continue
-      echo "== $(basename "$f")"
-      cat "$f"
+    sources_of "$2" | while read -r f; do
+      echo "== $f"
+      cat "$sol/$f"
     done
   } | sha256sum | cut -d' ' -f1
 }
@@ -129,7 +145,7 @@ gen_one() { # id -> prints one "ok"/"FAIL" line; returns 1 on failure
     local args=()
     mapfile -t args < <(sed -n '3,$p' "$spec")
     [ -f "$sol/templates/$template" ] || { echo "FAIL $id: no template $template in $sol/templates"; return 1; }
-    stamp="$(stamp_of "$spec")"
+    stamp="$(stamp_of "$spec" "$sol/templates/$template")"
     if [ "$mode" = check ]; then
       if [ ! -f "$dest/kernel.ptx" ] || [ "$(cat "$dest/stamp" 2> /dev/null)" != "$stamp" ]; then
         echo "FAIL $id: $dest/kernel.ptx is missing or stale (run scripts/gen_solutions.sh $id)"
