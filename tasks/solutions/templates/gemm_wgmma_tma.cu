@@ -110,15 +110,20 @@ using out_t = gemm::out_type<kIn == GEMM_FP16>;
 using out_elem = typename out_t::type;
 
 // Loads K tile kt of job j into slot `slot` (A then B), completing on `full`.
+// nn: B comes in 64-column chunks, and chunks wholly past N are not loaded
+// (their stale shared memory only feeds accumulator columns that are never
+// stored; wgmma does not mix columns), so no TMA box lies wholly outside B.
 __device__ __forceinline__ void load_stage(const CUtensorMap* a_map, const CUtensorMap* b_map, const gemm::job& j,
-                                           int kt, uint32_t slot, uint32_t full) {
-  mbar_expect_tx(full, kStageBytes);
-  tma_load(slot, a_map, kt * kBlockK, j.row0, full);
+                                           int kt, int n_size, uint32_t slot, uint32_t full) {
   if constexpr (kNN) {
-#pragma unroll
-    for (int c = 0; c < kBlockN / 64; ++c)
+    const int chunks = gemm::min_int(kBlockN / 64, gemm::cdiv(n_size - j.n0, 64));
+    mbar_expect_tx(full, kTileABytes + chunks * kNChunkBytes);
+    tma_load(slot, a_map, kt * kBlockK, j.row0, full);
+    for (int c = 0; c < chunks; ++c)
       tma_load(slot + kTileABytes + c * kNChunkBytes, b_map, j.n0 + c * 64, j.b_row + kt * kBlockK, full);
   } else {
+    mbar_expect_tx(full, kStageBytes);
+    tma_load(slot, a_map, kt * kBlockK, j.row0, full);
     tma_load(slot + kTileABytes, b_map, kt * kBlockK, j.b_row, full);
   }
 }
@@ -283,7 +288,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
           // A fresh barrier counts its (virtual) previous phase as complete,
           // so the first round waits on parity 1 and passes at once.
           mbar_wait(smem_addr(&empty_bar[s]), ((it / kStages) & 1) ^ 1);
-          load_stage(&a_map, &b_map, j, kt, tiles + s * kStageBytes, smem_addr(&full_bar[s]));
+          load_stage(&a_map, &b_map, j, kt, n_size, tiles + s * kStageBytes, smem_addr(&full_bar[s]));
         }
       }
     }
