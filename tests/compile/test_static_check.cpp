@@ -113,7 +113,7 @@ TEST_CASE("the wgmma + TMA fixture passes its targets statically") {
   if (ptxbench::test::default_compile_keeps_setmaxnreg()) CHECK(check_of(r, "setmaxnreg").sass_count == 2);
 }
 
-TEST_CASE("a target every fixture lowers passes: mma.sync - ldmatrix - cp.async - tcgen05 (1 and 2 CTAs) on sm_100a") {
+TEST_CASE("a target every fixture lowers passes: mma.sync - ldmatrix - cp.async - tcgen05 on sm_100a") {
   struct target_case {
     const char* fixture;
     const char* arch;
@@ -122,10 +122,7 @@ TEST_CASE("a target every fixture lowers passes: mma.sync - ldmatrix - cp.async 
   for (const target_case& c :
        {target_case{"mma_sync_sm90a.ptx", "sm_90a", {"mma.sync", "ldmatrix", "cp.async"}},
         target_case{"wgmma_sm90a.ptx", "sm_90a", {"wgmma.mma_async"}},
-        target_case{"tcgen05_sm100a.ptx", "sm_100a", {"tcgen05.mma", "tcgen05.alloc", "cp.async.bulk.tensor"}},
-        // The CTA-pair forms lower to .2CTA opcodes (UTCATOMSWS.2CTA.FIND_AND_SET, UTCHMMA.2CTA, ...).
-        target_case{"tcgen05_2cta_sm100a.ptx", "sm_100a",
-                    {"tcgen05.mma", "tcgen05.alloc", "tcgen05.commit", "cp.async.bulk.tensor"}}}) {
+        target_case{"tcgen05_sm100a.ptx", "sm_100a", {"tcgen05.mma", "tcgen05.alloc", "cp.async.bulk.tensor"}}}) {
     CAPTURE(c.fixture);
     const std::string ptx = read_ptx_fixture(c.fixture);
     const compiled_module m = compile_ptx(ptx, c.arch);
