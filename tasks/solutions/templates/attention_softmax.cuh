@@ -34,7 +34,9 @@ DEVI void mask_after(float (&s)[NS], int lim0, int lim1, int c2) {
 // updates the running max m (log2 units) and partial row sums l, and returns
 // the factors by which the previous O rows must be rescaled. A row whose
 // scores are all -inf so far keeps m = -inf and is never written out.
-template <int NS>
+// kLog2Boost: the probabilities come out times 2^kLog2Boost (the fp8 forward
+// lifts them out of e4m3's subnormal range; l carries the same factor).
+template <int NS, int kLog2Boost = 0>
 DEVI void softmax_step(float (&s)[NS], float (&m)[2], float (&l)[2], float (&alpha)[2],
                        float scale_log2) {
   float mx0 = kNegInf, mx1 = kNegInf;
@@ -53,13 +55,15 @@ DEVI void softmax_step(float (&s)[NS], float (&m)[2], float (&l)[2], float (&alp
   alpha[1] = ex2(m[1] - n1);
   m[0] = n0;
   m[1] = n1;
+  const float b0 = kLog2Boost == 0 ? -n0 : kLog2Boost - n0;
+  const float b1 = kLog2Boost == 0 ? -n1 : kLog2Boost - n1;
   float sum0 = 0.f, sum1 = 0.f;
 #pragma unroll
   for (int j = 0; j < NS / 4; ++j) {
-    s[4 * j] = ex2(fmaf(s[4 * j], scale_log2, -n0));
-    s[4 * j + 1] = ex2(fmaf(s[4 * j + 1], scale_log2, -n0));
-    s[4 * j + 2] = ex2(fmaf(s[4 * j + 2], scale_log2, -n1));
-    s[4 * j + 3] = ex2(fmaf(s[4 * j + 3], scale_log2, -n1));
+    s[4 * j] = ex2(fmaf(s[4 * j], scale_log2, b0));
+    s[4 * j + 1] = ex2(fmaf(s[4 * j + 1], scale_log2, b0));
+    s[4 * j + 2] = ex2(fmaf(s[4 * j + 2], scale_log2, b1));
+    s[4 * j + 3] = ex2(fmaf(s[4 * j + 3], scale_log2, b1));
     sum0 += s[4 * j] + s[4 * j + 1];
     sum1 += s[4 * j + 2] + s[4 * j + 3];
   }
