@@ -73,7 +73,7 @@ void check_sizes(const std::vector<problem>& problems) {
 
 }  // namespace
 
-TEST_CASE("attention backward index: every needed pair once, causal and not") {
+TEST_CASE("attention backward index: every needed pair once - causal and not") {
   const std::vector<problem> v = {{1, 2, 2, 128}, {2, 3, 3, 256}, {1, 1, 1, 512}, {3, 1, 1, 384}};
   check_sizes<attn::bwd_config<128, 64, false, false>>(v);
   check_sizes<attn::bwd_config<128, 64, true, false>>(v);

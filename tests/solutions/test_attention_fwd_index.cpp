@@ -117,7 +117,7 @@ std::vector<problem> any_sizes(int heads, int kv_heads) {
 
 }  // namespace
 
-TEST_CASE("attention forward index: tile tasks (2-D maps, S a multiple of 128)") {
+TEST_CASE("attention forward index: tile tasks (2-D maps and S a multiple of 128)") {
   const std::vector<problem> tiles = {{1, 2, 2, 512}, {2, 3, 3, 1152}, {3, 5, 5, 384}, {1, 1, 1, 128}};
   check_sizes<attn::fwd_config<128, 128, 128, false, false, false, false, false>>(tiles);
   check_sizes<attn::fwd_config<128, 128, 128, true, false, false, false, false>>(tiles);
@@ -126,7 +126,7 @@ TEST_CASE("attention forward index: tile tasks (2-D maps, S a multiple of 128)")
   check_sizes<attn::fwd_config<128, 64, 256, true, false, false, false, false>>(tiles);
 }
 
-TEST_CASE("attention forward index: S any with 3-D maps, GQA and MQA head mapping") {
+TEST_CASE("attention forward index: S any with 3-D maps - GQA and MQA head mapping") {
   check_sizes<attn::fwd_config<128, 128, 128, false, false, true, false, true>>(any_sizes(3, 3));
   check_sizes<attn::fwd_config<128, 128, 128, true, false, true, false, true>>(any_sizes(2, 2));
   check_sizes<attn::fwd_config<128, 128, 128, false, true, true, false, true>>(any_sizes(8, 2));
