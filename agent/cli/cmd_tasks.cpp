@@ -112,7 +112,6 @@ int cmd_tasks(const option_values& values) {
   throw std::logic_error("tasks: action '" + action + "' is in the option table but not here");
 }
 
-}  // namespace
 
 const command_spec& tasks_command() {
   static const command_spec spec{"tasks", cmd_tasks, "list, show or check the tasks",

@@ -154,7 +154,8 @@ TEST_CASE("the table and the experiment config parser agree on every config-back
   // but configs stored by earlier runs (read by the parser alone) do.
   const std::set<std::string> table_only = {"tasks=[]",         "evaluator.url=[]",         "endpoint_latency_ms=-1.0",
                                             "llm.base_url=\"\"", "llm.base_url=\"ftp://a\"", "llm.model=\"\"",
-                                            "db=\"\"",            "tasks=[\"\"]"};
+                                            "db=\"\"",            "tasks=[\"\"]",
+                                            "suite=\"\""};
   for (const auto& id : run_command().options) {
     const option& o = find_option(id);
     if (o.config_keys.size() != 1) continue;

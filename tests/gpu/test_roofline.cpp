@@ -12,7 +12,7 @@ namespace {
 evaluation_result evaluate_solution(const std::string& baseline, double threshold) {
   const auto dir = source_dir() / "tasks/solutions/gemm_bf16_wgmma_tma";
   evaluation_request req;
-  req.t = load_task_file(source_dir() / "tasks/gemm_bf16_wgmma_tma.json");
+  req.t = load_task(source_dir() / "tasks", "gemm_bf16_wgmma_tma");
   req.t.baseline = baseline;
   req.t.speedup_threshold = threshold;
   req.ptx = read_text_file(dir / "kernel.ptx");

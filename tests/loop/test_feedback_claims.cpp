@@ -20,7 +20,7 @@ namespace {
 using statuses = std::array<stage_status, stage_count>;
 
 const task& gemm() {
-  static const task t = load_task_file(std::string(PTXBENCH_SOURCE_DIR) + "/tasks/gemm_bf16_mma_sync.json");
+  static const task t = load_task(std::string(PTXBENCH_SOURCE_DIR) + "/tasks", "gemm_bf16_mma_sync");
   return t;
 }
 const prompt_library& library() {
