@@ -70,9 +70,12 @@ std::optional<stage> evaluation_result::furthest_passed() const {
 }
 
 bool evaluation_result::evaluator_error() const {
-  for (const auto& [s, o] : stages)
-    if (o.status == stage_status::error) return true;
-  return false;
+  bool error = false;
+  for (const auto& [s, o] : stages) {
+    if (o.status == stage_status::failed) return false;  // the candidate's failure stands
+    error |= o.status == stage_status::error;
+  }
+  return error;
 }
 
 int stage_score(stage_status s) {

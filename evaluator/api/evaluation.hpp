@@ -242,7 +242,8 @@ struct evaluation_result {
   // The furthest stage that passed, or nullopt if none.
   std::optional<stage> furthest_passed() const;
   // Some stage could not be judged because the evaluator failed (status
-  // error): the result says nothing about the candidate.
+  // error) and no stage failed: the result says nothing about the candidate.
+  // A failed stage is the candidate's verdict whatever error another holds.
   bool evaluator_error() const;
 };
 

@@ -66,17 +66,20 @@ void finish_verdict(evaluation_result& r) {
     return;
   }
   int chosen = -1;
-  // An evaluator failure comes first: a candidate is never charged with a
-  // verdict reached on a broken harness.
+  // A failure of the candidate comes first, wherever an evaluator failure
+  // sits: a failed stage is a fact about the candidate that no error of the
+  // harness (before or after it) can make untrue, and a candidate that could
+  // provoke an evaluator error would otherwise escape its verdict.
   for (int i = 0; i < stage_count && chosen < 0; ++i)
-    if (r.stages[stage(i)].status == stage_status::error) chosen = i;
-  if (chosen >= 0) {
+    if (r.stages[stage(i)].status == stage_status::failed) chosen = i;
+  if (chosen < 0)
+    for (int i = 0; i < stage_count && chosen < 0; ++i)
+      if (r.stages[stage(i)].status == stage_status::error) chosen = i;
+  if (chosen >= 0 && r.stages[stage(chosen)].status == stage_status::error) {
     r.verdict = stage(chosen);
     r.headline = std::string("evaluator error at ") + to_string(r.verdict) + ": " + r.stages[r.verdict].reason;
     return;
   }
-  for (int i = 0; i < stage_count && chosen < 0; ++i)
-    if (r.stages[stage(i)].status == stage_status::failed) chosen = i;
   for (int i = 0; i < stage_count && chosen < 0; ++i)
     if (r.stages[stage(i)].status != stage_status::passed) chosen = i;
   r.verdict = stage(chosen);

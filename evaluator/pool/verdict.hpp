@@ -21,10 +21,11 @@ void merge_worker_result(const protocol::worker_result& w, evaluation_result& r)
 void decide_instructions(evaluation_result& r, const sass_listing& sass, const task& t,
                          const std::vector<size_counts>& counted, const std::string& missing);
 
-// Sets passed, verdict and headline. A stage with status error (the
-// evaluator failed) is the verdict before any failure; otherwise the first
-// failed stage; with none failed but some not passed (not run, unverified),
-// the first of those.
+// Sets passed, verdict and headline. The first failed stage is the verdict,
+// whatever evaluator error (status error) another stage holds: an error never
+// hides a failure of the candidate. With none failed, the first stage with
+// status error ("evaluator error at <stage>: ..."); with neither, the first
+// not passed (not run, unverified).
 void finish_verdict(evaluation_result& r);
 
 }  // namespace ptxbench
