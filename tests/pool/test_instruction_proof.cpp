@@ -97,12 +97,64 @@ TEST_CASE("a wgmma that is in the SASS but never executed fails the instructions
   auto r = static_report();
   auto sc = honest(384, 256, 1024);
   sc.counts[0][0].executed = 0;
-  sc.counts[0].push_back({"other_library_kernel", 0x0, 99});
   apply_dynamic_counts(r, listing(), tma_task(), {sc});
   CHECK_FALSE(check(r, "wgmma.mma_async").passed);
   CHECK(check(r, "wgmma.mma_async").note.find("never executed") != std::string::npos);
-  CHECK(r.executed_by_opcode.count("(unmapped pc)") == 0);  // library kernels are not the candidate's
+  CHECK(r.executed_by_opcode.count("(unmapped pc)") == 0);
   CHECK(instruction_outcome(r, "").status == stage_status::failed);
+}
+
+// Only the candidate's module is loaded while a pass counts: executed code the
+// listing does not hold, or an opcode the classification does not know, is
+// work the evaluator cannot account for (default deny), never ignored.
+TEST_CASE("executed code outside the listing or the opcode classification fails as unprovable, named") {
+  {
+    auto r = static_report();
+    auto sc = honest(384, 256, 1024);
+    sc.counts[0].push_back({"helper_not_in_listing", 0x0, 99});
+    apply_dynamic_counts(r, listing(), tma_task(), {sc});
+    CHECK(instruction_outcome(r, "").status == stage_status::failed);
+    CHECK(instruction_outcome(r, "").reason.find("unprovable") != std::string::npos);
+    CHECK(instruction_outcome(r, "").reason.find("helper_not_in_listing") != std::string::npos);
+  }
+  {
+    auto r = static_report();
+    sass_listing l = listing();
+    l.instructions.push_back({"k", 0x70, "XMMA", "XMMA.16816.F32 R4, R8, R12, R4 ;"});
+    auto sc = honest(384, 256, 1024);
+    sc.counts[0].push_back({"k", 0x70, 5});
+    apply_dynamic_counts(r, l, tma_task(), {sc});
+    stage_outcome o = instruction_outcome(r, "");
+    CHECK(o.status == stage_status::failed);
+    CHECK(o.reason.find("XMMA") != std::string::npos);
+    CHECK(o.reason.find("classification") != std::string::npos);
+  }
+  {  // Listed but never executed: nothing to account for.
+    auto r = static_report();
+    sass_listing l = listing();
+    l.instructions.push_back({"k", 0x70, "XMMA", "XMMA.16816.F32 R4, R8, R12, R4 ;"});
+    auto sc = honest(384, 256, 1024);
+    sc.counts[0].push_back({"k", 0x70, 0});
+    apply_dynamic_counts(r, l, tma_task(), {sc});
+    CHECK(instruction_outcome(r, "").status == stage_status::passed);
+  }
+}
+
+TEST_CASE("math outside the old list counts as other math: DMMA and IMAD-emulated products beside dummy wgmma") {
+  for (const char* text : {"DMMA.8x8x4 R4, R8, R10, R4 ;", "IMAD R4, R8, R10, R4 ;", "HFMA2.MMA R4, R8, R10, R4 ;"}) {
+    CAPTURE(text);
+    auto r = static_report();
+    sass_listing l = listing();
+    sass_instruction extra{"k", 0x70, std::string(text).substr(0, std::string(text).find_first_of(". ")), text};
+    l.instructions.push_back(extra);
+    auto sc = honest(384, 256, 1024);
+    // As many executions as carry half the task's FLOPs.
+    sc.counts[0].push_back({"k", 0x70, uint64_t(0.5 * sc.task_flops / math_flops_per_exec(extra))});
+    apply_dynamic_counts(r, l, tma_task(), {sc});
+    stage_outcome o = instruction_outcome(r, "");
+    CHECK(o.status == stage_status::failed);
+    CHECK(o.reason.find("the task did not target") != std::string::npos);
+  }
 }
 
 TEST_CASE("a math target passes only when it carries most of the task's FLOPs") {
