@@ -213,7 +213,7 @@ std::vector<std::string> check_manifest_against_task(const manifest& m, const ta
   }
   for (const auto& size : t.sizes) {
     const auto names = size_values(size);
-    const std::string at = " at size " + describe_size(size);
+    const std::string at = size.hidden ? std::string(" at a hidden size") : " at size " + describe_size(size);
     auto check_int = [&](const std::string& where, const std::string& expr, int64_t lo) {
       try {
         int64_t v = eval_int(expr, names);
@@ -289,6 +289,7 @@ std::vector<std::string> check_manifest_against_task(const manifest& m, const ta
       }
     }
   }
+  for (auto& p : check_manifest_bounds(m, t)) problems.push_back(std::move(p));
   return problems;
 }
 

@@ -107,7 +107,7 @@ TEST_CASE("a wgmma that is in the SASS but never executed fails the instructions
 // Only the candidate's module is loaded while a pass counts: executed code the
 // listing does not hold, or an opcode the classification does not know, is
 // work the evaluator cannot account for (default deny), never ignored.
-TEST_CASE("executed code outside the listing or the opcode classification fails as unprovable, named") {
+TEST_CASE("executed code outside the listing or the opcode classification fails as unprovable and is named") {
   {
     auto r = static_report();
     auto sc = honest(384, 256, 1024);
