@@ -70,6 +70,17 @@ int compile_time_limit_ms();
 // "" when `ptx` is within the size bounds, else why not.
 std::string ptx_bounds_problem(const std::string& ptx);
 
+// Functions the module declares `.extern .func` (defined elsewhere: the
+// device runtime's malloc, free, vprintf, __assertfail, cudaLaunchDeviceV2...),
+// with the 1-based line of the declaration. Comments and strings are ignored.
+struct ptx_external_function {
+  std::string name;
+  int line = 0;
+};
+std::vector<ptx_external_function> ptx_external_functions(const std::string& ptx);
+// The format stage's refusal of such a module, naming the functions; "" when it declares none.
+std::string system_calls_problem(const std::string& ptx);
+
 // A kernel parameter as declared in the PTX `.entry` header.
 struct ptx_param {
   std::string name;

@@ -221,6 +221,7 @@ class local_evaluator final : public evaluator {
         auto entries = parse_ptx_entries(req.ptx);
         if (entries.empty()) problems.push_back("the PTX has no .entry kernel");
         else problems = check_manifest_against_ptx(m, entries, req.t);
+        if (std::string calls = system_calls_problem(req.ptx); !calls.empty()) problems.push_back(calls);
       }
       for (const auto& p : problems) problem += (problem.empty() ? "" : "; ") + p;
     }
