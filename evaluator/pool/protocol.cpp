@@ -190,6 +190,7 @@ nlohmann::json to_json(const worker_result& r) {
            {{"ran", r.dynamic.ran},
             {"error", r.dynamic.error},
             {"output_error", r.dynamic.output_error},
+            {"candidate_failure", r.dynamic.candidate_failure},
             {"size_index", r.dynamic.size_index},
             {"launch", r.dynamic.launch},
             {"size", r.dynamic.size},
@@ -210,6 +211,7 @@ worker_result result_from_json(const nlohmann::json& j) {
     r.dynamic.ran = d.value("ran", false);
     r.dynamic.error = d.value("error", "");
     r.dynamic.output_error = d.value("output_error", "");
+    r.dynamic.candidate_failure = d.value("candidate_failure", "");
     r.dynamic.size_index = d.value("size_index", 0);
     r.dynamic.launch = d.value("launch", 0);
     r.dynamic.size = d.value("size", "");

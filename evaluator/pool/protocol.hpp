@@ -107,6 +107,9 @@ struct dynamic_counts {
   bool ran = false;
   std::string error;     // why the instrumented pass did not run
   std::string output_error;  // non-empty: the outputs of the counted run were wrong (a correctness failure)
+  // Non-empty: a launch of the candidate failed in the counting run (a trap,
+  // an illegal address...): the candidate's failure, not a missing count.
+  std::string candidate_failure;
   int size_index = 0;    // index into the task's sizes
   int launch = 0;        // the launch counted
   std::string size;      // size it ran at

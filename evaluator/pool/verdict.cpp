@@ -30,12 +30,15 @@ void merge_worker_result(const protocol::worker_result& w, evaluation_result& r)
 }
 
 void decide_instructions(evaluation_result& r, const sass_listing& sass, const task& t,
-                         const std::vector<size_counts>& counted, const std::string& missing) {
+                         const std::vector<size_counts>& counted, const std::string& missing,
+                         const std::string& counting_failure) {
   bool reached = r.stages[stage::runtime].status == stage_status::passed &&
                  r.stages[stage::correctness].status == stage_status::passed;
   double t_ms = r.stages[stage::instructions].time_ms;
   if (reached && !counted.empty()) apply_dynamic_counts(r.instructions, sass, t, counted);
-  if (reached || !r.instructions.static_passed) {
+  if (reached && r.instructions.static_passed && !counting_failure.empty()) {
+    r.stages[stage::instructions] = {stage_status::failed, "unprovable: " + counting_failure, 0.0};
+  } else if (reached || !r.instructions.static_passed) {
     r.stages[stage::instructions] = instruction_outcome(r.instructions, missing);
   } else {
     stage_status runtime = r.stages[stage::runtime].status;

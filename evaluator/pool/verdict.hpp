@@ -17,9 +17,12 @@ std::string compile_headline(const compile_report& report);
 void merge_worker_result(const protocol::worker_result& w, evaluation_result& r);
 
 // Decides the instructions stage from the static report in r.instructions and
-// the counts of every counted size (empty when none were taken: `missing` says why).
+// the counts of every counted size (empty when none were taken: `missing` says
+// why). `counting_failure`: the candidate broke a counting pass, and again on a
+// fresh worker, while its checked runs were clean: the stage fails with it.
 void decide_instructions(evaluation_result& r, const sass_listing& sass, const task& t,
-                         const std::vector<size_counts>& counted, const std::string& missing);
+                         const std::vector<size_counts>& counted, const std::string& missing,
+                         const std::string& counting_failure = "");
 
 // Sets passed, verdict and headline. The first failed stage is the verdict,
 // whatever evaluator error (status error) another stage holds: an error never
