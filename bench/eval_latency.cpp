@@ -17,6 +17,8 @@
 #include "bench/source_dir.hpp"
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/local.hpp"
+#include "evaluator/api/verdict.hpp"
+#include "evaluator/api/solutions.hpp"
 #include "evaluator/compile/compile.hpp"
 
 using namespace ptxbench;
@@ -35,25 +37,27 @@ std::optional<candidate> load(const std::string& name, const std::string& task_i
   if (!fs::exists(dir / "kernel.ptx") || !fs::exists(dir / "manifest.json")) return std::nullopt;
   candidate c;
   c.name = name;
-  c.request.t = load_task_file(source_dir() / "tasks" / (task_id + ".json"));
+  c.request.t = load_task(source_dir() / "tasks", task_id);
   c.request.ptx = read_text_file(dir / "kernel.ptx");
   c.request.manifest_text = read_text_file(dir / "manifest.json");
   return c;
 }
 
 std::optional<candidate> solution(const std::string& task_id) {
-  return load("solution " + task_id, task_id, source_dir() / "tasks/solutions" / task_id);
+  auto dir = solution_dir(task_id, default_solution_roots(source_dir() / "tasks"));
+  if (!dir) return std::nullopt;
+  return load("solution " + task_id, task_id, *dir);
 }
 
 nlohmann::json stage_row(const std::string& label, const evaluation_result& r) {
   std::printf("  %-34s", label.c_str());
-  nlohmann::json j{{"label", label}, {"total_ms", r.total_ms}, {"verdict", r.passed ? "passed" : to_string(r.verdict)}};
+  nlohmann::json j{{"label", label}, {"total_ms", r.total_ms}, {"verdict", verdict_name(r)}};
   for (int i = 0; i < stage_count; ++i) {
     double ms = r.stages.count(stage(i)) ? r.stages.at(stage(i)).time_ms : 0.0;
     std::printf(" %9.1f", ms);
     j[to_string(stage(i))] = ms;
   }
-  std::printf(" %9.1f  %s\n", r.total_ms, r.passed ? "passed" : to_string(r.verdict));
+  std::printf(" %9.1f  %s\n", r.total_ms, verdict_name(r).c_str());
   // Where the instructions stage went: the static check, then each counting
   // pass (wall time from asking for a spare worker, the worker's own phases).
   std::printf("      instructions: static %.1f ms", r.instructions.static_ms);

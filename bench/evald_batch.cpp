@@ -20,6 +20,7 @@
 
 #include "agent/llm/remote_evaluator.hpp"
 #include "agent/service/server.hpp"
+#include "evaluator/api/verdict.hpp"
 #include "bench/source_dir.hpp"
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/local.hpp"
@@ -73,8 +74,7 @@ class replay_evaluator final : public evaluator {
 // stage's status (headlines carry measured times, which differ run to run).
 std::string disagreement(const evaluation_result& a, const evaluation_result& b) {
   if (a.passed != b.passed || a.verdict != b.verdict)
-    return std::string("verdict ") + (a.passed ? "passed" : to_string(a.verdict)) + " against " +
-           (b.passed ? "passed" : to_string(b.verdict));
+    return "verdict " + verdict_name(a) + " against " + verdict_name(b);
   for (const auto& [st, out] : a.stages) {
     auto it = b.stages.find(st);
     if (it == b.stages.end() || it->second.status != out.status)
@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
   const fs::path src = source_dir();
   const fs::path sol = src / "tasks/solutions/gemm_bf16_mma_sync";
   evaluation_request req;
-  req.t = load_task_file(src / "tasks/gemm_bf16_mma_sync.json");
+  req.t = load_task(src / "tasks", "gemm_bf16_mma_sync");
   req.ptx = read_text_file(sol / "kernel.ptx");
   req.manifest_text = read_text_file(sol / "manifest.json");
   req.run_gpu = gpu != "off";

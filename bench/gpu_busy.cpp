@@ -35,6 +35,8 @@
 #include "bench/source_dir.hpp"
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/local.hpp"
+#include "evaluator/api/verdict.hpp"
+#include "evaluator/api/solutions.hpp"
 
 using namespace ptxbench;
 namespace fs = std::filesystem;
@@ -54,7 +56,7 @@ class counting_evaluator final : public evaluator {
     auto res = m_inner.evaluate(r);
     std::lock_guard lock(m_mutex);
     ++m_count;
-    ++m_verdicts[res.passed ? "passed" : res.evaluator_error() ? "evaluator error" : to_string(res.verdict)];
+    ++m_verdicts[verdict_name(res)];
     m_total_ms += res.total_ms;
     per_task& t = m_tasks[r.t.id];
     t.total_ms.push_back(res.total_ms);
@@ -171,8 +173,9 @@ int main(int argc, char** argv) {
   std::vector<task> tasks;
   endpoint_script script;
   for (const task& t : load_task_dir(source_dir() / "tasks")) {
-    const fs::path dir = source_dir() / "tasks/solutions" / t.id;
-    if (!fs::exists(dir / "kernel.ptx") || t.arch.rfind(arch, 0) != 0) continue;
+    const auto found = solution_dir(t.id, default_solution_roots(source_dir() / "tasks"));
+    if (!found || t.arch.rfind(arch, 0) != 0) continue;
+    const fs::path dir = *found;
     const std::string reply = "```ptx\n" + read_text_file(dir / "kernel.ptx") + "```\n```json\n" +
                               read_text_file(dir / "manifest.json") + "```\n";
     script.tasks[t.id] = std::vector<std::vector<scripted_reply>>(size_t(rounds), {scripted_reply{reply, ""}});

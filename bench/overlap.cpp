@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   local_evaluator_options eo;
   eo.gpu_mode = "off";
   auto local = make_local_evaluator(eo);
-  task t = load_task_file(src / "tasks/gemm_bf16_mma_sync.json");
+  task t = load_task(src / "tasks", "gemm_bf16_mma_sync");
   // E: one evaluation alone (compile + static checks), mean of 5 after a warm-up.
   evaluation_request probe;
   probe.t = t;

@@ -26,6 +26,8 @@ if [ "${1:-}" = --package ]; then
   done
   libs_test=$(find "$build" -name ptxbench_tests_gpu_libs -type f | head -1)
   [ -n "$libs_test" ] && strip --strip-debug -o .device/gpu/bin/ptxbench_tests_gpu_libs "$libs_test"
+  [ -f "$build/bin/ptxbench_tests_gpu_reference" ] &&
+    strip --strip-debug -o .device/gpu/bin/ptxbench_tests_gpu_reference "$build/bin/ptxbench_tests_gpu_reference"
   # The main executable's Debian-only libraries that the GPU machine lacks.
   mkdir -p .device/gpu/lib
   for lib in $(ldd "$build/bin/ptxbench" | awk '/cpp-httplib|brotli/ {print $3}'); do cp -L "$lib" .device/gpu/lib/; done
@@ -86,6 +88,11 @@ if [ -x "$BIN/ptxbench_tests_gpu_libs" ]; then
   run gpu_libs "${PTXBENCH_SUITE_LIBS_LIMIT:-90}" "$BIN/ptxbench_tests_gpu_libs" -tce="one pass flushed*,one pass without*"
   run gpu_libs_segments 30 "$BIN/ptxbench_tests_gpu_libs" -tc="one pass flushed*" -s
   run gpu_libs_two_kernels 30 "$BIN/ptxbench_tests_gpu_libs" -tc="one pass without*" -s
+fi
+if [ -x "$BIN/ptxbench_tests_gpu_reference" ]; then
+  # The fp32 reference of every task variant against the naive fp64 formulas
+  # (the baselines of every variant run in gpu_libs: "every variant's library baseline").
+  run gpu_reference "${PTXBENCH_SUITE_REFERENCE_LIMIT:-120}" "$BIN/ptxbench_tests_gpu_reference"
 fi
 if [ -x "$BIN/ptxbench" ]; then
   # The demo experiment with the GPU stages live, and its report.
@@ -197,7 +204,7 @@ if cal:
     for c in cal:
         f = lambda v: f"{v:9.2e}" if isinstance(v, (int, float)) else f'{"-":>9}'
         print(f"{c[0]:44} {c[1]:4} {f(c[2])} {f(c[3])} {f(c[4])} {f(c[5])}")
-for name in ("evald", "gpu_libs", "gpu_libs_segments", "gpu_libs_two_kernels", "demo"):
+for name in ("evald", "gpu_reference", "gpu_libs", "gpu_libs_segments", "gpu_libs_two_kernels", "demo"):
     f = os.path.join(out, name + ".log")
     if os.path.exists(f):
         tail = [l for l in open(f).read().splitlines() if l.strip()][-12:]

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
-packages=(cmake g++ make pkg-config libcurl4-openssl-dev nlohmann-json3-dev libcpp-httplib-dev libcxxopts-dev
+packages=(cmake g++ make pkg-config libcurl4-openssl-dev nlohmann-json3-dev libcpp-httplib-dev
           libsqlite3-dev sqlite3 doctest-dev chromium libdtl-dev)
 missing=()
 for p in "${packages[@]}"; do

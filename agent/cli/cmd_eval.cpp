@@ -7,12 +7,12 @@
 #include <sstream>
 
 #include "agent/cli/commands.hpp"
-#include "agent/cli/options.hpp"
 #include "agent/prompt/prompt.hpp"
 #include "evaluator/api/candidate.hpp"
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/json_path.hpp"
 #include "evaluator/api/local.hpp"
+#include "evaluator/api/verdict.hpp"
 
 namespace ptxbench::cli {
 
@@ -26,7 +26,7 @@ task find_task(const std::string& id_or_path, const std::string& tasks_dir) {
 std::string format_result_table(const evaluation_result& r) {
   std::ostringstream o;
   char line[512];
-  o << "task result: " << (r.passed ? "PASSED" : std::string("verdict ") + to_string(r.verdict)) << " | GPU: " << r.gpu
+  o << "task result: " << (r.passed ? "PASSED" : "verdict " + verdict_name(r)) << " | GPU: " << r.gpu
     << " | evaluator " << r.evaluator_version << "\n";
   for (int i = 0; i < stage_count; ++i) {
     auto s = static_cast<stage>(i);
@@ -45,52 +45,49 @@ std::string format_result_table(const evaluation_result& r) {
   return o.str();
 }
 
-int cmd_eval(int argc, char** argv) {
-  cxxopts::Options opts(argv[0], "Judge one candidate for one task and print the result (JSON, then a table).");
-  opts.add_options()
-    ("task", "task id or task JSON file", cxxopts::value<std::string>())
-    ("ptx", "PTX module file", cxxopts::value<std::string>())
-    ("manifest", "launch manifest JSON file", cxxopts::value<std::string>())
-    ("reply", "a whole model reply (markdown with ```ptx and ```json blocks) instead of --ptx/--manifest",
-     cxxopts::value<std::string>())
-    ("tasks-dir", "folder of task files", cxxopts::value<std::string>()->default_value("tasks"))
-    ("gpu", "GPU stages: auto | off", cxxopts::value<std::string>()->default_value("auto"))
-    ("no-timing", "skip the performance stage")
-    ("json", "print only the JSON result")
-    ("table", "print only the table");
-  cxxopts::ParseResult args;
-  int code = 0;
-  if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
-  auto task_arg = option_or_env(args, "task");
-  if (!task_arg) throw input_error("--task is required");
-  task t = find_task(*task_arg, option_or_env(args, "tasks-dir").value_or("tasks"));
+namespace {
+
+int cmd_eval(const option_values& values) {
+  task t = find_task(values.text("eval.task"), values.text("tasks-dir"));
   evaluation_request req;
   req.t = t;
-  if (auto reply = option_or_env(args, "reply")) {
+  if (auto reply = values.text_if("reply")) {
+    if (values.has("ptx") || values.has("manifest"))
+      throw input_error("give --ptx and --manifest, or --reply: not both");
     auto c = extract_candidate(read_text_file(*reply, "reply"));
     if (!c.problem.empty()) throw input_error("reply " + *reply + ": " + c.problem);
     req.ptx = c.ptx;
     req.manifest_text = c.manifest_text;
   } else {
-    auto ptx = option_or_env(args, "ptx");
-    auto man = option_or_env(args, "manifest");
+    auto ptx = values.text_if("ptx");
+    auto man = values.text_if("manifest");
     if (!ptx || !man) throw input_error("give --ptx and --manifest, or --reply");
     req.ptx = read_text_file(*ptx, "PTX");
     req.manifest_text = read_text_file(*man, "manifest");
   }
-  std::string gpu = option_or_env(args, "gpu").value_or("auto");
-  if (gpu != "auto" && gpu != "off") throw input_error("--gpu: expected auto or off");
+  const std::string gpu = values.text("gpu");
   req.run_gpu = gpu != "off";
-  req.run_timing = !flag_or_env(args, "no-timing");
+  req.run_timing = !values.flag("no-timing");
   local_evaluator_options eo;
   eo.gpu_mode = gpu;
   auto eval = make_local_evaluator(eo);
   auto result = eval->evaluate(req);
-  if (!flag_or_env(args, "table")) std::printf("%s\n", to_json(result).dump(2).c_str());
-  if (!flag_or_env(args, "json")) std::printf("%s", format_result_table(result).c_str());
+  if (!values.flag("table")) std::printf("%s\n", to_json(result).dump(2).c_str());
+  if (!values.flag("json")) std::printf("%s", format_result_table(result).c_str());
   bool any_failed = std::any_of(result.stages.begin(), result.stages.end(),
                                 [](const auto& kv) { return kv.second.status == stage_status::failed; });
   return any_failed ? exit_code::failures : exit_code::ok;
+}
+
+}  // namespace
+
+const command_spec& eval_command() {
+  static const command_spec spec{
+      "eval", cmd_eval, "judge one PTX module + launch manifest for one task",
+      "Judge one candidate for one task and print the result (JSON, then a table). Exits 1 when a stage failed.",
+      {"eval.task", "ptx", "manifest", "reply", "tasks-dir", "gpu", "no-timing", "json", "table"},
+      {"eval.task"}};
+  return spec;
 }
 
 }  // namespace ptxbench::cli

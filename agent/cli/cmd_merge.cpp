@@ -5,7 +5,6 @@
 #include <system_error>
 
 #include "agent/cli/commands.hpp"
-#include "agent/cli/options.hpp"
 #include "agent/store/merge.hpp"
 #include "evaluator/api/json_path.hpp"
 
@@ -35,51 +34,46 @@ void print_summary(const merge_result& r, const std::filesystem::path& out) {
   for (const auto& w : r.warnings) std::fprintf(stderr, "ptxbench: warning: %s\n", w.c_str());
 }
 
-}  // namespace
-
-int cmd_merge(int argc, char** argv) {
-  cxxopts::Options opts(argv[0],
-                        "Merge the shard databases of a sharded run into one.\n"
-                        "  ptxbench merge --out runs/all.db runs/shard-*.db\n"
-                        "Experiments of one name become one; a trajectory found in two inputs must be identical "
-                        "there (shards must not overlap). Merging again adds nothing.");
-  opts.add_options()
-    ("out", "the merged database (created if absent; may hold an earlier merge)", cxxopts::value<std::string>())
-    ("experiment", "merge only this experiment (repeatable)", cxxopts::value<std::vector<std::string>>())
-    ("inputs", "shard databases", cxxopts::value<std::vector<std::string>>());
-  opts.parse_positional({"inputs"});
-  opts.positional_help("SHARD.db...");
-  cxxopts::ParseResult args;
-  int code = 0;
-  if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
-  const auto out_path = option_or_env(args, "out");
-  if (!out_path) throw input_error("--out is required: the merged database to write");
-  if (!args.count("inputs")) throw input_error("no input databases given");
+int cmd_merge(const option_values& values) {
+  const std::string out_path = values.text("out");
   std::vector<std::filesystem::path> inputs;
-  for (const auto& p : args["inputs"].as<std::vector<std::string>>()) {
+  for (const auto& p : values.list("inputs")) {
     // Checked before opening --out, so a typo does not leave an empty output behind.
     std::error_code ec;
     if (!std::filesystem::is_regular_file(p, ec)) throw input_error("input '" + p + "': no such file");
     inputs.emplace_back(p);
   }
   merge_options options;
-  if (args.count("experiment")) options.experiments = args["experiment"].as<std::vector<std::string>>();
+  options.experiments = values.list("experiment");
   std::error_code ec;
-  const bool out_existed = std::filesystem::exists(*out_path, ec);
+  const bool out_existed = std::filesystem::exists(out_path, ec);
   merge_result result;
   try {
-    auto out = run_store::open(*out_path);
+    auto out = run_store::open(out_path);
     result = merge_run_databases(inputs, *out, options);
   } catch (...) {
     // A merge that failed (an input that is no database, overlapping shards)
     // must not leave a new, empty output database behind. An output that
     // existed keeps what it had: the merge writes in one transaction.
     if (!out_existed)
-      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(*out_path + suffix, ec);
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(out_path + suffix, ec);
     throw;
   }
-  print_summary(result, *out_path);
+  print_summary(result, out_path);
   return exit_code::ok;
+}
+
+}  // namespace
+
+const command_spec& merge_command() {
+  static const command_spec spec{
+      "merge", cmd_merge, "merge shard databases (run --shard i/n) into one",
+      "Merge the shard databases of a sharded run into one.\n  ptxbench merge --out runs/all.db runs/shard-*.db\n"
+      "Experiments of one name become one; a trajectory found in two inputs must be identical there (shards must "
+      "not overlap). Merging again adds nothing.",
+      {"out", "experiment", "inputs"},
+      {"out", "inputs"}};
+  return spec;
 }
 
 }  // namespace ptxbench::cli

@@ -6,31 +6,20 @@
 #include <thread>
 
 #include "agent/cli/commands.hpp"
-#include "agent/cli/options.hpp"
 #include "agent/viewer/server.hpp"
 #include "evaluator/api/json_path.hpp"
 
 namespace ptxbench::cli {
 
-int cmd_serve(int argc, char** argv) {
-  cxxopts::Options opts(argv[0],
-                        "Serve a read-only web viewer over a run database: experiments, trajectories, each round's "
-                        "prompt, feedback, reply, PTX diff and figures. JSON under /api/.");
-  opts.add_options()
-    ("db", "run database", cxxopts::value<std::string>())
-    ("host", "address to bind (default 127.0.0.1; anything else exposes model output to the network)",
-     cxxopts::value<std::string>())
-    ("port", "port (default 8080; 0 picks a free one)", cxxopts::value<std::string>());
-  cxxopts::ParseResult args;
-  int code = 0;
-  if (!parse_or_help(opts, argc, argv, &args, &code)) return code;
-  auto db = option_or_env(args, "db");
-  if (!db) throw input_error("--db is required");
-  if (!std::filesystem::exists(*db)) throw input_error("no run database at " + *db);
-  std::string host = option_or_env(args, "host").value_or("127.0.0.1");
-  const int port = int_option("port", option_or_env(args, "port").value_or("8080"), 0, 65535);
+namespace {
 
-  auto store = run_store::open(*db, true);
+int cmd_serve(const option_values& values) {
+  const std::string db = values.text("db");
+  if (!std::filesystem::exists(db)) throw input_error("no run database at " + db);
+  const std::string host = values.text("host");
+  const int port = static_cast<int>(values.integer_if("port").value_or(8080));
+
+  auto store = run_store::open(db, true);
   viewer::viewer_server server(*store);
   // SIGINT/SIGTERM are taken by a waiting thread (blocked everywhere else), which
   // stops the server so it shuts down cleanly instead of dying mid-response.
@@ -44,7 +33,7 @@ int cmd_serve(int argc, char** argv) {
                  host.c_str());
   }
   int bound = server.bind(host, port);
-  std::printf("serving %s at http://%s:%d/ (Ctrl-C to stop)\n", db->c_str(), host.c_str(), bound);
+  std::printf("serving %s at http://%s:%d/ (Ctrl-C to stop)\n", db.c_str(), host.c_str(), bound);
   std::fflush(stdout);
   std::thread([&server, stop_signals] {
     int signal_number = 0;
@@ -53,6 +42,18 @@ int cmd_serve(int argc, char** argv) {
   }).detach();
   server.serve();
   return exit_code::ok;
+}
+
+}  // namespace
+
+const command_spec& serve_command() {
+  static const command_spec spec{
+      "serve", cmd_serve, "read-only web viewer over a run database",
+      "Serve a read-only web viewer over a run database: experiments, trajectories, each round's prompt, feedback, "
+      "reply, PTX diff and figures. JSON under /api/.",
+      {"db", "host", "port"},
+      {"db"}};
+  return spec;
 }
 
 }  // namespace ptxbench::cli

@@ -80,6 +80,16 @@ std::optional<double> reported_threshold(const turn_view& t) {
   return v > 0.0 ? std::optional<double>(v) : std::nullopt;
 }
 
+// The runtime stage was not run because the task's architecture does not run
+// on the evaluating GPU (local_evaluator's reason).
+bool judged_static_only(const evaluation_row& e) {
+  const auto& stages = e.result.value("stages", nlohmann::json::object());
+  if (!stages.contains("runtime") || !stages["runtime"].is_object()) return false;
+  return stages["runtime"].value("status", "") == "not_run" &&
+         stages["runtime"].value("reason", "").find(k_compile_and_static_only) != std::string::npos &&
+         stages["runtime"].value("reason", "").find("not runnable on this") != std::string::npos;
+}
+
 group_metrics measure(const std::string& experiment, const std::string& model, const std::string& task,
                       const group_input& in) {
   group_metrics g;
@@ -89,6 +99,7 @@ group_metrics measure(const std::string& experiment, const std::string& model, c
   g.family = in.family;
   g.trajectories = static_cast<int>(in.trajectories.size());
   int max_round = -1;
+  int evaluated = 0, static_only = 0;
   std::vector<double> correct_speedups;
   for (const auto* t : in.trajectories) {
     std::array<bool, 6> ran{}, passed{};
@@ -96,11 +107,15 @@ group_metrics measure(const std::string& experiment, const std::string& model, c
       max_round = std::max(max_round, turn.turn.round);
       ++g.candidates;
       auto q = quality_of(turn);
-      if (q.verdict < 0) {
+      if (q.verdict < 0) {  // unevaluated, or an evaluator error: no verdict
         ++g.unevaluated;
         continue;
       }
-      ++g.verdicts[q.verdict];
+      // No stage failed: never counted as a verdict of the first stage that did not run.
+      if (q.kind == verdict_kind::partial) ++g.partial;
+      else ++g.verdicts[q.verdict];
+      ++evaluated;
+      static_only += judged_static_only(*turn.evaluation);
       for (int s = 0; s < 6; ++s) {
         g.stage_passed[s] += q.stage_passed[s];
         auto& c = g.stages[s];
@@ -116,6 +131,7 @@ group_metrics measure(const std::string& experiment, const std::string& model, c
       g.stages[s].trajectories_passed += passed[s];
     }
   }
+  g.compile_and_static_only = evaluated > 0 && static_only == evaluated;
   g.geomean_correct = geometric_mean(correct_speedups);
   std::vector<progress> states(in.trajectories.size());
   for (int r = 0; r <= max_round; ++r) {
@@ -266,6 +282,14 @@ std::vector<group_metrics> compute_metrics(const std::vector<experiment_data>& e
     for (const auto& [key, input] : groups) out.push_back(measure(e.experiment.name, key.first, key.second, input));
   }
   return out;
+}
+
+void annotate_tasks(std::vector<group_metrics>& groups, const task_catalogue& catalogue) {
+  for (auto& g : groups) {
+    const auto& info = info_of(catalogue, g.task);
+    g.level = info.level;
+    g.variant = info.variant;
+  }
 }
 
 }  // namespace ptxbench::data

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "agent/data/run_data.hpp"
+#include "agent/data/task_catalogue.hpp"
 
 namespace ptxbench::data {
 
@@ -49,6 +50,9 @@ struct group_metrics {
   std::string model;
   std::string task;
   std::string family;
+  // From the task catalogue (annotate_tasks): 0 and {} when it does not know the task.
+  int level = 0;
+  std::map<std::string, std::string> variant;
   int trajectories = 0;
   int candidates = 0;
   int passed_trajectories = 0;     // c of pass@k
@@ -56,8 +60,11 @@ struct group_metrics {
   std::vector<rates> per_round;    // index r: after round r
   std::map<int, double> pass_at_k; // k -> value, for k <= trajectories
   std::vector<double> speedups;    // per trajectory with a correct candidate: its best speedup, sorted
-  // Candidates by verdict: index 0..5 the failing stage, 6 passed; unevaluated apart.
+  // Candidates by verdict: index 0..5 the failing stage, 6 passed; those with
+  // a partial verdict (no stage failed, some not run) and those unevaluated
+  // (an evaluator error included) apart.
   std::array<int, 7> verdicts{};
+  int partial = 0;
   int unevaluated = 0;
   std::array<int, 6> stage_passed{};  // candidates whose stage s passed: the funnel
   std::array<stage_counts, 6> stages{};
@@ -67,6 +74,9 @@ struct group_metrics {
   std::optional<double> geomean_best;
   // The task's speedup threshold as the evaluator reported it (performance ran).
   std::optional<double> speedup_threshold;
+  // Every evaluated candidate was judged at the compile and SASS level only:
+  // the task's architecture does not run on the evaluating GPU (sm_100a on Hopper).
+  bool compile_and_static_only = false;
 };
 
 // Whether any candidate of the group ran stage s (it passed or failed there).
@@ -82,6 +92,8 @@ double pass_at_k(int n, int c, int k);
 
 // Groups by (experiment, model, task), ordered by experiment (as given), model, task.
 std::vector<group_metrics> compute_metrics(const std::vector<experiment_data>& experiments);
+// Sets each group's level and variant from the catalogue.
+void annotate_tasks(std::vector<group_metrics>& groups, const task_catalogue& catalogue);
 
 // Experiments at equal LLM calls (branch 1 against branch N, docs in README
 // "Branching"). A trajectory's LLM calls are its stored replies in the order

@@ -110,7 +110,8 @@ void finish_copy(run_store& target, int64_t experiment_id) {
       if (better(q, best)) best = q;
       passed = passed || (v.evaluation && v.evaluation->passed);
     }
-    target.finish_trajectory(t.id, best.verdict < 0 ? "" : verdict_name(best.verdict), passed,
+    // Named as the loop names it (verdict_name): the same evaluations give the same final verdict.
+    target.finish_trajectory(t.id, best.st.judged ? verdict_name(verdict_of(best.st)) : "", passed,
                              static_cast<int>(turns.size()));
   }
   target.set_experiment_status(experiment_id, "done");

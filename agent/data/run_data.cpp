@@ -78,41 +78,67 @@ int parse_verdict_rank(const std::string& name) {
   return rank;
 }
 
-candidate_quality quality_of(const turn_view& turn) {
-  candidate_quality q;
-  if (!turn.evaluation) return q;
-  const auto& e = *turn.evaluation;
-  q.verdict = e.passed ? passed_rank : verdict_rank(e.verdict);
-  q.speedup = e.speedup;
+namespace {
+
+// The standing of a stored evaluation: its result's stage statuses, else its
+// verdict column (a row written without them).
+standing standing_of_row(const evaluation_row& e) {
+  standing st;
   const auto& stages = e.result.is_object() ? e.result.value("stages", nlohmann::json()) : nlohmann::json();
-  for (int s = 0; s < stage_count; ++s) {
-    int score = e.passed || s < q.verdict ? 2 : s == q.verdict ? 0 : 1;  // from the verdict alone
-    if (stages.is_object() && !stages.empty()) {
+  if (stages.is_object() && !stages.empty()) {
+    st.judged = true;
+    for (int s = 0; s < stage_count; ++s) {
       const auto& entry = stages.value(to_string(static_cast<stage>(s)), nlohmann::json());
-      std::string status = entry.is_object() ? entry.value("status", "") : "";
-      score = stage_score(status == "passed" ? stage_status::passed
-                          : status == "failed" ? stage_status::failed
-                                               : stage_status::not_run);
+      const std::string status = entry.is_object() ? entry.value("status", "") : "";
+      try {
+        st.stages[s] = status.empty() ? stage_status::not_run : parse_stage_status(status);
+      } catch (const input_error&) {
+        st.stages[s] = stage_status::not_run;  // a status this version does not know proves nothing
+      }
     }
-    q.stage_score[s] = score;
-    q.stage_passed[s] = score == 2;
+  } else if (auto v = parse_verdict_name(e.verdict); v && v->kind != verdict_kind::none) {
+    st.judged = true;
+    const int at = static_cast<int>(v->at);
+    if (v->kind == verdict_kind::failed)
+      for (int s = 0; s <= at; ++s) st.stages[s] = s < at ? stage_status::passed : stage_status::failed;
+    // The name does not say where the evaluator failed: anywhere is as good.
+    if (v->kind == verdict_kind::error) st.stages[static_cast<int>(stage::runtime)] = stage_status::error;
   }
+  if (e.passed) {
+    st.judged = true;
+    st.stages.fill(stage_status::passed);
+  }
+  st.speedup = e.speedup;
+  return st;
+}
+
+}  // namespace
+
+candidate_quality quality_of(const turn_view& turn) {
+  return turn.evaluation ? quality_of(*turn.evaluation) : candidate_quality{};
+}
+
+candidate_quality quality_of(const evaluation_row& evaluation) {
+  candidate_quality q;
+  q.st = standing_of_row(evaluation);
+  q.speedup = q.st.speedup;
+  const verdict v = verdict_of(q.st);
+  q.kind = v.kind;
+  for (int s = 0; s < stage_count; ++s) {
+    q.stage_score[s] = stage_score(q.st.stages[s]);
+    q.stage_passed[s] = q.st.stages[s] == stage_status::passed;
+  }
+  if (v.kind == verdict_kind::none || v.kind == verdict_kind::error) return q;
+  q.verdict = v.kind == verdict_kind::passed ? passed_rank : static_cast<int>(v.at);
   q.reached = 0;
   while (q.reached < stage_count && q.stage_passed[q.reached]) ++q.reached;
-  if (e.passed) q.reached = passed_rank;
+  if (v.kind == verdict_kind::passed) q.reached = passed_rank;
   return q;
 }
 
-bool got_further(const candidate_quality& a, const candidate_quality& b) {
-  if (a.verdict < 0 || b.verdict < 0) return a.verdict >= 0 && b.verdict < 0;
-  return a.stage_score > b.stage_score;
-}
+bool got_further(const candidate_quality& a, const candidate_quality& b) { return ptxbench::got_further(a.st, b.st); }
 
-bool better(const candidate_quality& a, const candidate_quality& b) {
-  if (got_further(a, b) || got_further(b, a)) return got_further(a, b);
-  if (a.speedup.has_value() != b.speedup.has_value()) return a.speedup.has_value();
-  return a.speedup && *a.speedup > *b.speedup;
-}
+bool better(const candidate_quality& a, const candidate_quality& b) { return ptxbench::better(a.st, b.st); }
 
 std::string model_of(const turn_view& turn, const experiment_row& experiment) {
   return turn.turn.model.empty() ? experiment.model : turn.turn.model;

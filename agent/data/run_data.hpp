@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "agent/store/store.hpp"
+#include "evaluator/api/verdict.hpp"
 
 namespace ptxbench::data {
 
@@ -48,29 +49,28 @@ std::string verdict_name(int rank);
 // Parses a stage name or "passed" given by a user; throws input_error otherwise.
 int parse_verdict_rank(const std::string& name);
 
-// How far a turn's candidate got. The verdict names the first stage that failed,
-// but stages do not always run in table order (the static instruction check
-// fails before runtime; without a GPU, runtime is not run while the static
-// check passes), so candidates are compared stage by stage in table order:
-// passed beats not run / unverified beats failed, and the first stage where two
-// candidates differ decides: the rule of got_further in evaluator/api, applied
-// to stored rows (which may lack the stage statuses or an evaluation). `reached` counts the stages passed in order before
-// the first that did not (6: every stage passed); "reached S" means every stage
-// before S passed.
+// How far a turn's candidate got, read from its stored evaluation: the stage
+// statuses of its result JSON, or, for a row without them, its verdict column.
+// Ranked by the policy of evaluator/api/verdict.hpp (an evaluator error never
+// beats a verdict; stages compared in table order, then the speedup).
+// `reached` counts the stages passed in order before the first that did not
+// (passed_rank: every stage passed); "reached S" means every stage before S passed.
 struct candidate_quality {
-  int verdict = -1;   // verdict rank; -1 unevaluated
-  int reached = -1;   // stages passed in order; -1 unevaluated
-  std::array<int, 6> stage_score{};  // per stage: 2 passed, 1 not run or unverified, 0 failed
+  standing st;                 // what the ranking reads
+  verdict_kind kind = verdict_kind::none;
+  // Verdict rank: the failed stage (0..5) or passed_rank; for a partial
+  // verdict the first stage not passed (never a failure of it: see `kind`);
+  // -1 without a verdict (unevaluated, or an evaluator error).
+  int verdict = -1;
+  int reached = -1;   // stages passed in order; -1 without a verdict
+  std::array<int, 6> stage_score{};  // per stage: stage_score of its status
   std::array<bool, 6> stage_passed{};
   std::optional<double> speedup;
 };
-// Reads the stage statuses from the evaluation's result JSON; without them
-// falls back to the verdict column.
 candidate_quality quality_of(const turn_view& turn);
-// True when `a` got strictly further (see candidate_quality); an evaluated
-// candidate beats an unevaluated one. Speedup is not considered.
+candidate_quality quality_of(const evaluation_row& evaluation);
+// evaluator/api's got_further and better on the candidates' standings.
 bool got_further(const candidate_quality& a, const candidate_quality& b);
-// got_further, then a higher speedup (a measured speedup beats none).
 bool better(const candidate_quality& a, const candidate_quality& b);
 
 // The model that wrote the turn: the turn's own model, else the experiment's.

@@ -1,5 +1,6 @@
 #include "agent/judge/judge.hpp"
 
+#include "evaluator/api/verdict.hpp"
 
 namespace ptxbench {
 namespace {
@@ -76,6 +77,25 @@ evaluation_result format_failure_result(const std::string& problem, const std::s
   return r;
 }
 
+evaluation_result evaluator_failure_result(const std::string& what, const std::string& evaluator_version) {
+  evaluation_result r = format_failure_result("", evaluator_version);
+  r.verdict = stage::runtime;
+  r.headline = "evaluator error at runtime: " + what;
+  r.stages[stage::format] = {stage_status::not_run, "evaluator failed", 0.0};
+  r.stages[stage::runtime] = {stage_status::error, "evaluator failure: " + what, 0.0};
+  return r;
+}
+
+evaluation_result agent_error_result(const std::string& step, const std::string& message,
+                                     const std::string& evaluator_version) {
+  evaluation_result r = format_failure_result("", evaluator_version);
+  r.headline = "not judged: " + step + " failed: " + message;
+  r.stages[stage::format] = {stage_status::error, step + " failed: " + message, 0.0};
+  for (int i = 1; i < stage_count; ++i)
+    r.stages[static_cast<stage>(i)] = {stage_status::not_run, "the candidate was not judged", 0.0};
+  return r;
+}
+
 evaluation_result judge_candidate(evaluator& judge, const task& t, const candidate_row& c, const judge_settings& s) {
   if (!c.format_problem.empty() || c.ptx.empty()) {
     auto r = format_failure_result(c.format_problem.empty() ? "no PTX in the reply" : c.format_problem, judge.version());
@@ -93,12 +113,7 @@ evaluation_result judge_candidate(evaluator& judge, const task& t, const candida
   }
   // An infrastructure failure while judging: recorded with status error
   // (never the candidate's verdict) rather than losing the turn.
-  evaluation_result r = format_failure_result("", judge.version());
-  r.verdict = stage::runtime;
-  r.headline = "evaluator error at runtime: " + what;
-  r.stages[stage::format] = {stage_status::not_run, "evaluator failed", 0.0};
-  r.stages[stage::runtime] = {stage_status::error, "evaluator failure: " + what, 0.0};
-  return r;
+  return evaluator_failure_result(what, judge.version());
 }
 
 evaluation_row evaluation_row_of(const evaluation_result& r, int64_t candidate_id) {
@@ -106,7 +121,7 @@ evaluation_row evaluation_row_of(const evaluation_result& r, int64_t candidate_i
   row.candidate_id = candidate_id;
   row.evaluator_version = r.evaluator_version;
   row.gpu = r.gpu;
-  row.verdict = r.passed ? "passed" : r.evaluator_error() ? "error" : to_string(r.verdict);  // as to_json
+  row.verdict = verdict_name(r);  // as to_json writes it
   row.passed = r.passed;
   row.correct = r.correct();
   row.instructions_ok = r.instructions_executed();

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "evaluator/api/evaluation.hpp"
+#include "evaluator/api/verdict.hpp"
 
 namespace ptxbench {
 
@@ -19,10 +20,9 @@ repair_coverage count_repairs(run_store& store, int64_t experiment_id, const std
         continue;
       auto failed = evaluation_result_from_json(turns[i].evaluation->result);
       auto fix = evaluation_result_from_json(turns[i + 1].evaluation->result);
-      if (failed.passed || failed.evaluator_error() || fix.evaluator_error()) continue;
-      auto st = failed.stages.find(failed.verdict);
-      if (st == failed.stages.end() || st->second.status != stage_status::failed) continue;
-      if (got_further(fix, failed)) ++it->second[to_string(failed.verdict)];
+      const verdict before = verdict_of(failed);
+      if (before.kind != verdict_kind::failed || verdict_of(fix).kind == verdict_kind::error) continue;
+      if (got_further(fix, failed)) ++it->second[to_string(before.at)];
     }
   }
   return cov;

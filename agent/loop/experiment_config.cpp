@@ -35,7 +35,7 @@ double bounded_seconds(const json_reader& r, const std::string& key, double fall
 experiment_config parse_experiment_config(const nlohmann::json& j, const std::string& source) {
   json_reader r(j, "$", source);
   r.expect_object();
-  r.reject_unknown({"name", "db", "tasks_dir", "tasks", "prompts_dir", "samples", "rounds", "concurrency", "feedback",
+  r.reject_unknown({"name", "db", "tasks_dir", "tasks", "suite", "prompts_dir", "samples", "rounds", "concurrency", "feedback",
                      "stop", "history", "history_k", "max_context_tokens", "llm", "endpoint_script", "endpoint_latency_ms", "gpu", "seeds",
                      "time_limit_ms", "timing_budget_ms", "shard_index", "shard_count", "evaluator", "teacher",
                      "coverage_target", "max_llm_calls", "branch"});
@@ -44,6 +44,7 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   c.db = r.get_string("db", c.db);
   c.tasks_dir = r.get_string("tasks_dir", c.tasks_dir);
   if (r.has("tasks")) c.tasks = r.get_strings("tasks");
+  c.suite = r.get_string("suite", c.suite);
   c.prompts_dir = r.get_string("prompts_dir", c.prompts_dir);
   c.samples = bounded_int(r, "samples", c.samples, 1, k_max_samples);
   c.rounds = bounded_int(r, "rounds", c.rounds, 1, k_max_rounds);
@@ -64,6 +65,8 @@ experiment_config parse_experiment_config(const nlohmann::json& j, const std::st
   if (r.has("llm")) c.llm = parse_provider_config(r.at("llm").json(), "$.llm");
   c.endpoint_script = r.get_string("endpoint_script", "");
   c.endpoint_latency_ms = r.get_number("endpoint_latency_ms", -1);
+  if (c.endpoint_latency_ms > k_max_endpoint_latency_ms)
+    r.fail_key("endpoint_latency_ms", "more than " + std::to_string(int64_t(k_max_endpoint_latency_ms)) + " ms");
   c.gpu = r.get_string("gpu", c.gpu);
   if (c.gpu != "auto" && c.gpu != "off") r.fail_key("gpu", "expected auto or off");
   if (r.has("seeds")) {
@@ -158,27 +161,28 @@ void validate_experiment_config(const experiment_config& c) {
 namespace {
 
 // A path written in the config file, made relative to the file's folder.
-void resolve(std::string& value, const std::filesystem::path& base) {
-  if (value.empty()) return;
-  std::filesystem::path p(value);
+void resolve(nlohmann::json& value, const std::filesystem::path& base) {
+  if (!value.is_string() || value.get_ref<const std::string&>().empty()) return;
+  std::filesystem::path p(value.get<std::string>());
   if (p.is_absolute()) return;
   value = (base / p).lexically_normal().string();
 }
 
 }  // namespace
 
-experiment_config load_experiment_config(const std::string& path) {
+nlohmann::json read_experiment_config_document(const std::string& path) {
   nlohmann::json j = read_json_file(path, "config");
-  experiment_config c = parse_experiment_config(j, path);
   // Only paths the file gives are the file's; defaults stay relative to the working directory.
   const auto base = std::filesystem::path(path).parent_path();
-  auto given = [&](const char* key) { return j.is_object() && j.contains(key); };
-  if (given("db")) resolve(c.db, base);
-  if (given("tasks_dir")) resolve(c.tasks_dir, base);
-  if (given("prompts_dir")) resolve(c.prompts_dir, base);
-  if (given("endpoint_script")) resolve(c.endpoint_script, base);
-  if (given("llm") && j["llm"].is_object() && j["llm"].contains("replay_db")) resolve(c.llm.replay_db, base);
-  return c;
+  if (!j.is_object()) return j;
+  for (const char* key : {"db", "tasks_dir", "prompts_dir", "endpoint_script"})
+    if (j.contains(key)) resolve(j[key], base);
+  if (j.contains("llm") && j["llm"].is_object() && j["llm"].contains("replay_db")) resolve(j["llm"]["replay_db"], base);
+  return j;
+}
+
+experiment_config load_experiment_config(const std::string& path) {
+  return parse_experiment_config(read_experiment_config_document(path), path);
 }
 
 void check_config_paths(const experiment_config& c) {
@@ -198,6 +202,7 @@ nlohmann::json experiment_config_to_json(const experiment_config& c) {
           {"db", c.db},
           {"tasks_dir", c.tasks_dir},
           {"tasks", c.tasks},
+          {"suite", c.suite},
           {"prompts_dir", c.prompts_dir},
           {"samples", c.samples},
           {"rounds", c.rounds},

@@ -33,7 +33,8 @@ struct experiment_config {
   std::string name = "demo";
   std::string db = "runs/ptxbench.db";
   std::string tasks_dir = "tasks";
-  std::vector<std::string> tasks;  // task ids; empty = every task in tasks_dir
+  std::vector<std::string> tasks;  // task ids; empty = every task of the suite
+  std::string suite;               // a named suite of tasks_dir (core, full); empty = every task
   std::string prompts_dir = "prompts";
   int samples = 1;
   int rounds = 3;
@@ -90,6 +91,10 @@ const char* to_string(history_policy p);
 experiment_config parse_experiment_config(const nlohmann::json& j, const std::string& source = "");
 // Reads and parses a config file and resolves the paths it gives against its folder.
 experiment_config load_experiment_config(const std::string& path);
+// The config file as JSON, its relative paths (db, tasks_dir, prompts_dir,
+// endpoint_script, llm.replay_db) resolved against its folder, not parsed: for
+// a caller that lays values of its own over it before parse_experiment_config.
+nlohmann::json read_experiment_config_document(const std::string& path);
 // Checks that the folders and files the config names exist (tasks_dir,
 // prompts_dir, endpoint_script or replay_db as the provider needs), so a bad
 // path fails before the run database is created. Throws input_error.
@@ -102,6 +107,8 @@ inline constexpr int k_max_rounds = 1000;
 inline constexpr int k_max_concurrency = 1024;
 inline constexpr int k_max_shards = 100000;
 inline constexpr int k_max_branch = 16;
+// The embedded endpoint's reply delay: an hour (a stored config may hold -1: the script's own).
+inline constexpr double k_max_endpoint_latency_ms = 3600000;
 
 // Checks cross-field rules (samples >= 1, rounds >= 1, script for embedded...). Throws input_error.
 void validate_experiment_config(const experiment_config& c);

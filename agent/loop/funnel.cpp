@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "agent/loop/orchestrator.hpp"
+#include "evaluator/api/verdict.hpp"
 
 namespace ptxbench {
 
@@ -11,6 +12,7 @@ std::vector<funnel_row> experiment_funnel(run_store& store, int64_t experiment_i
   std::vector<funnel_row> rows;
   for (int i = 0; i < stage_count; ++i) rows.push_back({to_string(static_cast<stage>(i))});
   rows.push_back({"passed"});
+  rows.push_back({"partial"});
   for (const auto& tr : store.trajectories(experiment_id)) {
     auto turns = store.turns(tr.id);
     size_t first = all_candidates || turns.empty() ? 0 : turns.size() - 1;
@@ -28,9 +30,11 @@ std::vector<funnel_row> experiment_funnel(run_store& store, int64_t experiment_i
           case stage_status::error: ++rows[i].error; break;
         }
       }
-      if (r.evaluator_error()) continue;  // no verdict on the candidate
-      if (r.passed) ++rows.back().verdict;
-      else ++rows[static_cast<int>(r.verdict)].verdict;
+      const verdict v = verdict_of(r);
+      if (v.kind == verdict_kind::failed) ++rows[static_cast<int>(v.at)].verdict;
+      if (v.kind == verdict_kind::passed) ++rows[stage_count].verdict;
+      if (v.kind == verdict_kind::partial) ++rows[stage_count + 1].verdict;
+      // An evaluator error is no verdict on the candidate: counted nowhere.
     }
   }
   return rows;
@@ -42,10 +46,8 @@ int trajectories_without_failure(run_store& store, int64_t experiment_id) {
     for (const auto& turn : store.turns(tr.id)) {
       if (!turn.evaluation) continue;
       auto r = evaluation_result_from_json(turn.evaluation->result);
-      if (r.evaluator_error()) continue;
-      bool failed = false;
-      for (const auto& [s, outcome] : r.stages) failed = failed || outcome.status == stage_status::failed;
-      if (r.passed || (!failed && !r.stages.empty())) {
+      const verdict_kind k = verdict_of(r).kind;
+      if (k == verdict_kind::passed || (k == verdict_kind::partial && !r.stages.empty())) {
         ++n;
         break;
       }
@@ -62,8 +64,9 @@ std::string format_funnel(const std::vector<funnel_row>& rows, const std::string
                 "unverified", "error", "verdict");
   o << line;
   for (const auto& r : rows) {
-    if (r.stage == "passed")
-      std::snprintf(line, sizeof line, "  %-13s %7s %7s %8s %11s %6s %8d\n", "all passed", "", "", "", "", "", r.verdict);
+    if (r.stage == "passed" || r.stage == "partial")
+      std::snprintf(line, sizeof line, "  %-13s %7s %7s %8s %11s %6s %8d\n",
+                    r.stage == "passed" ? "all passed" : "none failed", "", "", "", "", "", r.verdict);
     else
       std::snprintf(line, sizeof line, "  %-13s %7d %7d %8d %11d %6d %8d\n", r.stage.c_str(), r.passed, r.failed,
                     r.not_run, r.unverified, r.error, r.verdict);

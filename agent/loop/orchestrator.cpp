@@ -11,33 +11,13 @@
 #include "agent/loop/coverage.hpp"
 #include "agent/loop/writer_lease.hpp"
 #include "evaluator/api/candidate.hpp"
+#include "evaluator/api/verdict.hpp"
 #include "evaluator/api/json_path.hpp"
 
 namespace ptxbench {
 
 namespace {
 std::atomic<bool> g_stop{false};
-
-// Judging a candidate that ended the process this many times (a crash in a
-// parser or the evaluator) is not started again: the turn is an error.
-constexpr int k_max_judge_attempts = 3;
-
-// As exported (to_json): an evaluator error is no stage verdict on the candidate.
-std::string verdict_name(const evaluation_result& r) {
-  return r.passed ? "passed" : r.evaluator_error() ? "error" : to_string(r.verdict);
-}
-
-// A turn the agent could not handle (its own failure, never the candidate's):
-// every stage unjudged, the format stage holding the error.
-evaluation_result agent_error_result(const std::string& step, const std::string& message,
-                                     const std::string& evaluator_version) {
-  evaluation_result r = format_failure_result("", evaluator_version);
-  r.headline = "not judged: " + step + " failed: " + message;
-  r.stages[stage::format] = {stage_status::error, step + " failed: " + message, 0.0};
-  for (int i = 1; i < stage_count; ++i)
-    r.stages[static_cast<stage>(i)] = {stage_status::not_run, "the candidate was not judged", 0.0};
-  return r;
-}
 
 bool cut_by_token_limit(const std::string& finish_reason) {
   return finish_reason == "length" || finish_reason == "max_tokens";
@@ -72,41 +52,19 @@ std::vector<chat_message> orchestrator::build_messages(const task& t, const hist
   return m;
 }
 
-evaluation_result orchestrator::judge(const task& t, const candidate_row& c) {
-  return judge_candidate(m_eval, t, c, judging());
-}
-
 evaluation_result orchestrator::judge_contained(int64_t trajectory_id, int round, const task& t,
-                                                const candidate_row& c) {
-  if (!c.format_problem.empty() || c.id <= 0) return judge(t, c);
-  // Counted before judging: a judging that takes the process down (a signal in
-  // a parser) leaves its count behind, so a resume can stop retrying it.
-  const int attempts = m_store.note_judge_attempt(c.id);
-  if (attempts > k_max_judge_attempts) {
-    const std::string message = "judging this candidate started " + std::to_string(attempts - 1) +
-                                " times and never finished (the process ended each time)";
-    m_store.record_agent_error({0, trajectory_id, round, "judge", message, ""});
-    return agent_error_result("judging", message, m_eval.version());
-  }
-  evaluation_result r;
-  try {
-    r = judge(t, c);
-  } catch (const evaluator_unavailable&) {
-    m_store.forget_judge_attempt(c.id);  // never judged: no count against the candidate
-    throw;
-  }
-  if (r.evaluator_error())
-    m_store.record_agent_error({0, trajectory_id, round, "judge", r.headline, ""});
+                                                const candidate_row& c, const judge_subject& subject,
+                                                const std::string& where) {
+  evaluation_result r = m_judge->judge(t, c, subject);
+  // The evaluator's failure, or a candidate not judged again: the agent's
+  // error on this turn, never the candidate's verdict.
+  if (r.evaluator_error()) m_store.record_agent_error({0, trajectory_id, round, "judge", where + r.headline, ""});
   return r;
 }
 
 judge_settings orchestrator::judging() const {
-  judge_settings s;
-  s.seeds = m_config.seeds;
-  s.run_gpu = m_config.gpu != "off";
-  s.time_limit_ms = m_config.time_limit_ms;
-  s.timing_budget_ms = m_config.timing_budget_ms;
-  return s;
+  // Read from the config as stored, as replay reads it: the same seeds and limits.
+  return judge_settings_from_config(experiment_config_to_json(m_config));
 }
 
 orchestrator::model_answer orchestrator::ask_model(provider& writer, int64_t traj_id, const task& t, int sample,
@@ -206,25 +164,8 @@ void orchestrator::judge_sibling(int64_t traj_id, const task& t, int round, bran
   if (!reply_error.empty()) {
     m_store.record_agent_error({0, traj_id, round, "reply", where + reply_error, ""});
     r = agent_error_result("reading the reply", reply_error, m_eval.version());
-  } else if (!sibling.candidate.format_problem.empty()) {
-    r = judge(t, sibling.candidate);
   } else {
-    // Counted before judging, as judge_contained does for the round's turns.
-    const int attempts = m_store.note_branch_judge_attempt(sibling.id);
-    if (attempts > k_max_judge_attempts) {
-      const std::string message = "judging this candidate started " + std::to_string(attempts - 1) +
-                                  " times and never finished (the process ended each time)";
-      m_store.record_agent_error({0, traj_id, round, "judge", where + message, ""});
-      r = agent_error_result("judging", message, m_eval.version());
-    } else {
-      try {
-        r = judge(t, sibling.candidate);
-      } catch (const evaluator_unavailable&) {
-        m_store.forget_branch_judge_attempt(sibling.id);
-        throw;
-      }
-      if (r.evaluator_error()) m_store.record_agent_error({0, traj_id, round, "judge", where + r.headline, ""});
-    }
+    r = judge_contained(traj_id, round, t, sibling.candidate, {judge_subject::kind::branch_reply, sibling.id}, where);
   }
   evaluation_row e = evaluation_row_of(r, 0);
   m_store.record_branch_evaluation(sibling.id, e);
@@ -281,20 +222,14 @@ orchestrator::branched_round orchestrator::run_branched_round(int64_t traj_id, c
     out.status = branched_round::state::budget_spent;
     return out;
   }
-  // The best sibling: an error (the evaluator's or the agent's) never wins over
-  // a verdict, then got further, then faster; ties keep the lower branch.
+  // The best sibling (better: an error, the evaluator's or the agent's, never
+  // wins over a verdict; then got further, then faster); ties keep the lower branch.
   int best = -1;
   std::vector<evaluation_result> results(n);
   for (int b = 0; b < n; ++b) {
     if (states[b] != sibling_state::recorded) continue;
     results[b] = evaluation_result_from_json(siblings[b]->evaluation->result);
-    if (best < 0) {
-      best = b;
-      continue;
-    }
-    const bool error_b = results[b].evaluator_error();
-    const bool error_best = results[best].evaluator_error();
-    if (error_b != error_best ? !error_b : better(results[b], results[best])) best = b;
+    if (best < 0 || better(results[b], results[best])) best = b;
   }
   const int64_t turn_id = m_store.choose_branch(traj_id, round, best);
   const branch_reply_row& chosen = *siblings[best];
@@ -392,7 +327,7 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
           m_store.record_agent_error({0, traj_id, round, "reply", reply_error, ""});
           result = agent_error_result("reading the reply", reply_error, m_eval.version());
         } else {
-          result = judge_contained(traj_id, round, t, cand);
+          result = judge_contained(traj_id, round, t, cand, {judge_subject::kind::candidate, cand.id}, "");
         }
         m_store.record_evaluation(evaluation_row_of(*result, cand.id));
         m_progress.on_turn(t.id, sample, round, verdict_name(*result), result->headline);
@@ -476,6 +411,14 @@ run_summary orchestrator::run(bool resume) {
     lease = std::make_unique<writer_lease>(m_store, exp_id, m_config.name, m_lease_timing, on_lost);
   }
   summary.experiment_id = exp_id;
+  // The crash records of earlier processes are read into the store here, once
+  // this process holds the experiment.
+  contained_judge judge(m_store, m_eval, judging());
+  m_judge = &judge;
+  struct forget_judge {
+    contained_judge*& judge;
+    ~forget_judge() { judge = nullptr; }
+  } forget{m_judge};
 
   std::vector<job> jobs;
   size_t index = 0;
@@ -491,8 +434,13 @@ run_summary orchestrator::run(bool resume) {
   if (m_config.coverage_target > 0) fill_coverage(exp_id, summary);
   m_progress.on_finish();
   // A process whose lease was taken over leaves the status to the new holder.
-  if (!lease->lost())
-    m_store.set_experiment_status(exp_id, summary.incomplete == 0 && !stop_requested() ? "done" : "interrupted");
+  if (!lease->lost()) {
+    try {
+      m_store.set_experiment_status(exp_id, summary.incomplete == 0 && !stop_requested() ? "done" : "interrupted");
+    } catch (const store_error&) {
+      if (summary.store_failure.empty()) throw;  // else the run reports the first failure of the same database
+    }
+  }
   summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
 }
@@ -509,7 +457,7 @@ void orchestrator::fill_coverage(int64_t exp_id, run_summary& summary) {
   for (const auto& tr : m_store.trajectories(exp_id))
     next_sample[tr.task_id] = std::max(next_sample[tr.task_id], tr.sample + 1);
   for (;;) {
-    if (stop_requested()) return;
+    if (stop_requested() || m_store_failed) return;
     {
       std::lock_guard<std::mutex> lock(m_summary_mutex);
       if (summary.turns_requested >= m_config.max_llm_calls) return;
@@ -531,11 +479,18 @@ void orchestrator::run_jobs(int64_t exp_id, const std::vector<job>& jobs, run_su
   auto worker = [&] {
     for (;;) {
       size_t i = next++;
-      if (i >= jobs.size() || stop_requested()) return;
+      if (i >= jobs.size() || stop_requested() || m_store_failed) return;
       m_progress.on_trajectory_started();
       trajectory_outcome o;
       try {
         o = run_trajectory(exp_id, *jobs[i].t, jobs[i].sample, summary);
+      } catch (const store_error& e) {
+        // Every other trajectory would fail alike (and spend LLM calls on
+        // replies it cannot keep): the run stops and says why.
+        m_progress.on_turn(jobs[i].t->id, jobs[i].sample, -1, "error", e.what());
+        std::lock_guard<std::mutex> lock(m_summary_mutex);
+        if (summary.store_failure.empty()) summary.store_failure = e.what();
+        m_store_failed = true;
       } catch (const std::exception& e) {
         m_progress.on_turn(jobs[i].t->id, jobs[i].sample, -1, "error", e.what());
       } catch (...) {

@@ -6,8 +6,9 @@
 //
 // Containment: whatever fails while one turn is handled (the reply parser, the
 // evaluator, the prompt builder) is recorded on that turn or trajectory as an
-// error of the agent and the run goes on; a candidate whose judging ended the
-// process k times is not judged again.
+// error of the agent and the run goes on; a candidate whose judging crashed
+// the process k times is not judged again (agent/judge/contained.hpp; a
+// process killed from outside charges nobody).
 //
 // Durability: a turn and its candidate are stored in one transaction right
 // after the reply arrives, the evaluation right after it is judged. A run killed
@@ -17,11 +18,11 @@
 //
 // Branching (config.branch = N > 1): each repair round asks for N replies to
 // the same prompt (in parallel, each one LLM call against max_llm_calls),
-// stores each sibling as soon as it arrives, judges them one after the other
-// (so a candidate that takes the process down is the only one charged for
-// it), stores each verdict as soon as it is known, then writes the best as the
-// round's turn (choose_branch: one transaction). Best: an evaluator or agent error never wins over a verdict;
-// then got further (stage by stage), then faster; ties go to the lower branch.
+// stores each sibling as soon as it arrives, judges them one after the other,
+// stores each verdict as soon as it is known, then writes the best as the
+// round's turn (choose_branch: one transaction). Best: `better` of
+// evaluator/api/verdict.hpp (an evaluator or agent error never wins over a
+// verdict; then got further, stage by stage, then faster); ties go to the lower branch.
 // A resume keeps the siblings stored, asks only for the missing ones, judges
 // the unjudged ones and then chooses, so a round is never asked twice.
 #include <atomic>
@@ -30,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/judge/contained.hpp"
 #include "agent/judge/judge.hpp"
 #include "agent/llm/provider.hpp"
 #include "agent/loop/experiment_config.hpp"
@@ -56,6 +58,10 @@ struct run_summary {
   // Why the run stopped early for want of an evaluator ("" when it did not):
   // the trajectories it left are pending, and a resume judges their candidates.
   std::string evaluator_unavailable;
+  // Why the run stopped because its database could not be written (a full
+  // disk, a lost file; "" when it did not): the store error of the first
+  // trajectory that met it. What was stored is complete; a resume continues.
+  std::string store_failure;
 };
 
 class orchestrator {
@@ -134,11 +140,14 @@ class orchestrator {
   void judge_sibling(int64_t trajectory_id, const task& t, int round, branch_reply_row& sibling,
                      const std::string& reply_error);
   std::vector<chat_message> build_messages(const task& t, const history_list& history) const;
-  evaluation_result judge(const task& t, const candidate_row& c);
-  // judge, counting attempts in the store; a candidate whose judging ended the
-  // process too often is an error instead of being judged again.
-  evaluation_result judge_contained(int64_t trajectory_id, int round, const task& t, const candidate_row& c);
-  // The judging settings of this run (seeds, GPU, limits): agent/judge records with them.
+  // Judges through m_judge (agent/judge/contained.hpp: a candidate whose
+  // judging ended the process too often is an error instead of being judged
+  // again); an evaluator or agent error is recorded in agent_errors, its
+  // message after `where`.
+  evaluation_result judge_contained(int64_t trajectory_id, int round, const task& t, const candidate_row& c,
+                                    const judge_subject& subject, const std::string& where);
+  // The judging settings of this run (seeds, GPU, limits), read from the
+  // config as stored, as replay reads them.
   judge_settings judging() const;
 
   experiment_config m_config;
@@ -149,14 +158,18 @@ class orchestrator {
   run_store& m_store;
   const prompt_library& m_prompts;
   progress_sink& m_progress;
+  contained_judge* m_judge = nullptr;  // during run()
   std::mutex m_summary_mutex;
+  std::atomic<bool> m_store_failed{false};  // run_jobs starts no more trajectories
   lease_timing m_lease_timing;
 };
 
 // The stage funnel of an experiment from the store: for each stage, how many
 // candidates passed it, failed it, could not run it (no GPU, another
 // architecture, an earlier failure) or ran it without proof (unverified), and
-// how many have it as their verdict (results with an evaluator error have none). The last row counts full passes.
+// how many have it as their verdict (results with an evaluator error have none).
+// Then two rows of verdicts only: "passed" (full passes) and "partial" (no
+// stage failed, some could not run or be verified).
 struct funnel_row {
   std::string stage;
   int passed = 0;

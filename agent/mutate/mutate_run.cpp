@@ -7,48 +7,24 @@
 #include <set>
 
 #include "agent/judge/judge.hpp"
-#include "agent/loop/orchestrator.hpp"
 #include "evaluator/api/candidate.hpp"
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/json_path.hpp"
+#include "evaluator/api/verdict.hpp"
 
 namespace ptxbench::mutate {
 namespace {
 
 using json = nlohmann::json;
 
-// The same path a model's reply takes: extracted from the reply text, a
-// format failure when that fails, else the evaluator.
-evaluation_result judge_reply(evaluator& eval, const task& t, const std::string& reply, bool run_gpu) {
+// The same path a model's reply takes in the loop: the candidate extracted
+// from the reply text, judged through agent/judge with the run's settings.
+evaluation_result judge_reply(evaluator& eval, const task& t, const std::string& reply, const judge_settings& s) {
   auto c = extract_candidate(reply);
-  if (!c.problem.empty()) return format_failure_result(c.problem, eval.version());
-  evaluation_request req;
-  req.t = t;
-  req.ptx = c.ptx;
-  req.manifest_text = c.manifest_text;
-  req.run_gpu = run_gpu;
-  try {
-    return eval.evaluate(req);
-  } catch (const std::exception& e) {
-    evaluation_result r = format_failure_result("", eval.version());
-    r.verdict = stage::runtime;
-    r.headline = std::string("evaluator error at runtime: ") + e.what();
-    r.stages[stage::format] = {stage_status::not_run, "evaluator failed", 0.0};
-    r.stages[stage::runtime] = {stage_status::error, std::string("evaluator failure: ") + e.what(), 0.0};
-    return r;
-  }
+  return judge_candidate(eval, t, candidate_row{0, 0, c.ptx, c.manifest_text, c.problem}, s);
 }
 
-bool any_failed(const evaluation_result& r) {
-  for (const auto& [s, o] : r.stages)
-    if (o.status == stage_status::failed) return true;
-  return false;
-}
-
-std::string verdict_of(const evaluation_result& r) {
-  if (r.passed) return "passed";
-  return any_failed(r) || r.evaluator_error() ? to_string(r.verdict) : "none";
-}
+bool any_failed(const evaluation_result& r) { return verdict_of(r).kind == verdict_kind::failed; }
 
 json message(const std::string& role, const std::string& content) { return {{"role", role}, {"content", content}}; }
 
@@ -114,7 +90,9 @@ void store_kept(run_store& store, int64_t experiment_id, const task_solution& ts
   record_round(store, traj, 1, repair, feedback, fix,
                reasoning.empty() ? "reference" : "reference, rationale by " + o.rationale_model, solution_result, o,
                "reference", reasoning);
-  store.finish_trajectory(traj, verdict_of(solution_result), solution_result.passed, 2);
+  // The trajectory's verdict is its best candidate's, as the loop and replay name it.
+  const evaluation_result& best = better(mutant_result, solution_result) ? mutant_result : solution_result;
+  store.finish_trajectory(traj, verdict_name(best), best.passed, 2);
 }
 
 std::vector<const mutation_operator*> chosen_operators(const mutate_options& o) {
@@ -173,20 +151,21 @@ int mutate_summary::kept() const {
   return n;
 }
 
-std::vector<task_solution> load_solutions(const std::vector<task>& tasks, const std::filesystem::path& solutions_dir,
+std::vector<task_solution> load_solutions(const std::vector<task>& tasks, const solution_roots& roots,
                                           const std::vector<std::string>& wanted) {
   std::vector<task_solution> out;
   std::set<std::string> found;
   for (const auto& t : tasks) {
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), t.id) == wanted.end()) continue;
-    const auto dir = solutions_dir / t.id;
-    if (!std::filesystem::is_regular_file(dir / "kernel.ptx") || !std::filesystem::is_regular_file(dir / "manifest.json"))
-      continue;
+    const auto found_dir = solution_dir(t.id, roots);
+    if (!found_dir) continue;
+    const auto& dir = *found_dir;
     solution s{read_text_file(dir / "kernel.ptx", "solution PTX"),
                read_text_file(dir / "manifest.json", "solution manifest"), {}};
+    const auto rewrites = roots.checked_in / t.id / "rewrites";
     std::error_code ec;
-    if (std::filesystem::is_directory(dir / "rewrites", ec)) {
-      for (const auto& r : std::filesystem::directory_iterator(dir / "rewrites")) {
+    if (std::filesystem::is_directory(rewrites, ec)) {
+      for (const auto& r : std::filesystem::directory_iterator(rewrites)) {
         if (!std::filesystem::is_regular_file(r.path() / "kernel.ptx") ||
             !std::filesystem::is_regular_file(r.path() / "manifest.json"))
           continue;
@@ -201,8 +180,9 @@ std::vector<task_solution> load_solutions(const std::vector<task>& tasks, const 
   }
   for (const auto& id : wanted)
     if (!found.count(id))
-      throw input_error("task '" + id + "': no verified solution in " + (solutions_dir / id).string() +
-                        " (kernel.ptx and manifest.json), or no such task");
+      throw input_error("task '" + id + "': no verified solution in " + (roots.checked_in / id).string() + " or " +
+                        (roots.generated / id).string() +
+                        " (kernel.ptx and manifest.json; scripts/gen_solutions.sh generates them), or no such task");
   return out;
 }
 
@@ -219,7 +199,10 @@ mutate_summary run_mutation(const std::vector<task_solution>& solutions, evaluat
   std::vector<std::string> op_names;
   for (const auto* op : ops) op_names.push_back(op->name);
   e.config = {{"source", "mutation"}, {"seed", o.seed}, {"per_solution", o.per_solution}, {"operators", op_names},
-              {"gpu", o.run_gpu ? "auto" : "off"}, {"feedback", to_string(o.feedback)}};
+              {"gpu", o.judging.run_gpu ? "auto" : "off"}, {"feedback", to_string(o.feedback)},
+              // The judging settings, as a run stores them: replay judges with these.
+              {"seeds", o.judging.seeds}, {"time_limit_ms", o.judging.time_limit_ms},
+              {"timing_budget_ms", o.judging.timing_budget_ms}};
   e.evaluator_version = eval.version();
   e.host = "";
   e.gpu = summary.gpu;
@@ -230,8 +213,8 @@ mutate_summary run_mutation(const std::vector<task_solution>& solutions, evaluat
 
   for (const auto& ts : solutions) {
     // Only a solution that fails no stage here can be the verified fix.
-    const evaluation_result reference = judge_reply(eval, ts.t, render_reply(ts.s.ptx, ts.s.manifest_text, true), o.run_gpu);
-    if (any_failed(reference) || reference.evaluator_error()) {
+    const evaluation_result reference = judge_reply(eval, ts.t, render_reply(ts.s.ptx, ts.s.manifest_text, true), o.judging);
+    if (any_failed(reference) || reference.evaluator_error()) {  // failed or error: no verified fix here
       summary.skipped_tasks.push_back(ts.t.id + ": " + reference.headline);
       continue;
     }
@@ -262,10 +245,10 @@ mutate_summary run_mutation(const std::vector<task_solution>& solutions, evaluat
         }
         const std::string reply = render_reply(m->ptx, m->manifest_text, m->manifest_block);
         auto t0 = clock::now();
-        const evaluation_result r = judge_reply(eval, ts.t, reply, o.run_gpu);
+        const evaluation_result r = judge_reply(eval, ts.t, reply, o.judging);
         summary.judge_s += std::chrono::duration<double>(clock::now() - t0).count();
         ++judged;
-        mutant_record rec{ts.t.id, op->name, op->target, m->change, classify(r, op->target), verdict_of(r), r.headline};
+        mutant_record rec{ts.t.id, op->name, op->target, m->change, classify(r, op->target), verdict_name(r), r.headline};
         if (rec.outcome == mutant_outcome::kept)
           store_kept(store, summary.experiment_id, ts, sample++, op->name, reply, r, reference, prompts, o, summary);
         if (progress) progress(rec);

@@ -11,11 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "agent/judge/judge.hpp"
 #include "agent/llm/provider.hpp"
 #include "agent/mutate/mutation.hpp"
 #include "agent/prompt/prompt.hpp"
 #include "agent/store/store.hpp"
 #include "evaluator/api/evaluation.hpp"
+#include "evaluator/api/solutions.hpp"
 
 namespace ptxbench::mutate {
 
@@ -24,11 +26,12 @@ struct task_solution {
   solution s;
 };
 
-// The tasks of `tasks` that have <solutions_dir>/<task id>/{kernel.ptx,
-// manifest.json}, each with the rewrites in <task id>/rewrites/<name>/ (the
-// cuda_core_rewrite operator's mutants); `wanted` (task ids) empty means all of them. Throws
+// The tasks of `tasks` that have a solution (kernel.ptx and manifest.json in
+// solution_dir(id, roots): checked in or generated), each with the rewrites in
+// <roots.checked_in>/<task id>/rewrites/<name>/ (the cuda_core_rewrite
+// operator's mutants); `wanted` (task ids) empty means all of them. Throws
 // input_error for a wanted task without a solution.
-std::vector<task_solution> load_solutions(const std::vector<task>& tasks, const std::filesystem::path& solutions_dir,
+std::vector<task_solution> load_solutions(const std::vector<task>& tasks, const solution_roots& roots,
                                           const std::vector<std::string>& wanted);
 
 struct mutate_options {
@@ -36,7 +39,10 @@ struct mutate_options {
   uint64_t seed = 1;
   std::vector<std::string> operators;  // empty: every operator
   std::string experiment_name;         // the experiment the kept mutants go to
-  bool run_gpu = true;                 // false: format, compile and static checks only
+  // Seeds, GPU (run_gpu false: format, compile and static checks only), time
+  // limit and timing budget of every judging, stored in the experiment's
+  // config as a run stores them (so replay judges with the same).
+  judge_settings judging;
   feedback_detail feedback = feedback_detail::full;
   // Rationale mode: this endpoint is shown each kept mutant, its feedback and
   // the fix, and its answer is stored as the fix's reasoning (nullptr: none).
@@ -63,7 +69,7 @@ struct mutant_record {
   stage target = stage::format;
   std::string change;
   mutant_outcome outcome = mutant_outcome::error;
-  std::string verdict;   // the stage that failed, "none" when none did
+  std::string verdict;   // verdict_name (evaluator/api/verdict.hpp): the failed stage, partial, passed or error
   std::string headline;
 };
 

@@ -69,8 +69,13 @@ std::string format_correctness(const correctness_report& c, bool include_hidden_
     o << "- " << x.tensor << " at " << x.size << (x.timed_run ? " in a timed sample" : "") << " (seed " << x.seed
       << "): max abs err "
       << fmt("%.4g", x.max_abs_error) << ", max rel err " << fmt("%.4g", x.max_rel_error) << ", rel L2 "
-      << fmt("%.3g", x.rel_l2_error) << ", mismatches " << fmt("%.4f%%", 100.0 * x.mismatch_fraction) << ", NaNs "
-      << x.nan_count << ", untouched " << x.untouched_count << " of " << x.elements << "\n";
+      << fmt("%.3g", x.rel_l2_error) << ", mismatches " << fmt("%.4f%%", 100.0 * x.mismatch_fraction);
+    // At a hidden size the counts would tell its extent (output_check::hidden_size).
+    if (x.hidden_size)
+      o << ", NaNs " << (x.nan_count > 0 ? "some" : "none") << ", untouched " << (x.untouched_count > 0 ? "some" : "none")
+        << "\n";
+    else
+      o << ", NaNs " << x.nan_count << ", untouched " << x.untouched_count << " of " << x.elements << "\n";
     if (!x.where.empty()) o << "  where: " << x.where << "\n";
   }
   if (!c.guards_intact) o << "- a write landed outside an output buffer (guard bytes changed)\n";

@@ -5,6 +5,7 @@
 
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/json_path.hpp"
+#include "evaluator/api/verdict.hpp"
 
 namespace ptxbench {
 
@@ -80,9 +81,15 @@ std::string tensor_table(const task& t) {
   return o.str();
 }
 
+// The constraints and the shown sizes; hidden sizes only by their number
+// (docs/task-suite.md): never their values.
 std::string size_list(const task& t) {
   std::ostringstream o;
-  for (const auto& s : t.sizes) o << "- " << describe_size(s) << (s.timed ? " (timed)" : "") << "\n";
+  if (!t.constraints.empty()) o << "Every size obeys: " << t.constraints << "\n";
+  for (const auto& s : t.public_sizes()) o << "- " << describe_size(s) << (s.timed ? " (timed)" : "") << "\n";
+  if (size_t n = t.hidden_size_count())
+    o << "- and " << n << " hidden size" << (n == 1 ? "" : "s")
+      << " that obey the same constraints (never shown; correctness requires every one)\n";
   return o.str();
 }
 
@@ -115,11 +122,55 @@ std::string prompt_library::system_prompt(const task& t) const { return render("
 
 std::string prompt_library::task_prompt(const task& t) const { return render("task", get("task"), task_vars(t)); }
 
+namespace {
+
+// Each stage's status, one line each ({{stages}}): what a template says of the
+// stages before the verdict comes from here, never from its fixed text (a
+// stage that did not run is never called passed). Failed stages give no
+// reason (the headline does, without hidden-size figures).
+std::string stage_list(const evaluation_result& r) {
+  std::string out;
+  for (const auto& [s, o] : r.stages) {
+    std::string status;
+    switch (o.status) {
+      case stage_status::passed: status = "passed"; break;
+      case stage_status::failed: status = "failed"; break;
+      case stage_status::not_run: status = "not run"; break;
+      case stage_status::unverified: status = "unverified"; break;
+      case stage_status::error: status = "not judged (the evaluator failed)"; break;
+    }
+    const bool with_reason = o.status == stage_status::not_run || o.status == stage_status::unverified;
+    out += "- " + std::string(to_string(s)) + ": " + status + (with_reason && !o.reason.empty() ? " (" + o.reason + ")" : "") + "\n";
+  }
+  return out.empty() ? "- (none)\n" : out;
+}
+
+// The verdict in words ({{stage_outcome}}), after "Your previous answer".
+std::string verdict_in_words(const evaluation_result& r) {
+  const verdict v = verdict_of(r);
+  const std::string at = std::string("the **") + to_string(v.at) + "** stage";
+  switch (v.kind) {
+    case verdict_kind::passed: return "passed every stage";
+    case verdict_kind::failed: return "failed at " + at;
+    case verdict_kind::partial:
+      return "failed no stage, but " + at +
+             (standing_of(r).at(v.at) == stage_status::unverified ? " could not be verified" : " could not run here");
+    case verdict_kind::error:
+    case verdict_kind::none: break;
+  }
+  return "could not be judged";
+}
+
+}  // namespace
+
 std::string prompt_library::feedback(const task& t, const evaluation_result& r, int round,
                                      feedback_detail detail) const {
   auto vars = task_vars(t);
   vars["round"] = std::to_string(round);
-  vars["stage"] = r.passed ? "passed" : to_string(r.verdict);
+  vars["stage"] = verdict_name(r);
+  vars["stages"] = stage_list(r);
+  vars["stage_outcome"] = verdict_in_words(r);
+  vars["outcome"] = r.passed ? "passed every stage" : "did not pass";
   vars["headline"] = r.headline;
   vars["diagnostics"] = format_diagnostics(r.compile);
   vars["resources"] = format_resources(r.compile);
@@ -142,11 +193,10 @@ std::string prompt_library::feedback(const task& t, const evaluation_result& r, 
   }
   if (detail == feedback_detail::none) return render("feedback_none", get("feedback_none"), vars);
   if (detail == feedback_detail::stage) return render("feedback_stage", get("feedback_stage"), vars);
-  if (r.passed) return render("feedback_passed", get("feedback_passed"), vars);
-  auto verdict = r.stages.find(r.verdict);
-  if (verdict != r.stages.end() && verdict->second.status != stage_status::failed)
-    return render("feedback_not_run", get("feedback_not_run"), vars);
-  std::string name = std::string("feedback_") + to_string(r.verdict);
+  const verdict v = verdict_of(r);
+  if (v.kind == verdict_kind::passed) return render("feedback_passed", get("feedback_passed"), vars);
+  if (v.kind == verdict_kind::partial) return render("feedback_not_run", get("feedback_not_run"), vars);
+  std::string name = std::string("feedback_") + to_string(v.at);
   return render(name, get(name), vars);
 }
 

@@ -19,13 +19,18 @@ class prompt_library {
  public:
   // Loads every *.md template in `dir`. Throws input_error when a required
   // template (system, task, feedback_none, feedback_stage, feedback_<stage>
-  // for every stage, feedback_passed) is missing.
+  // for every stage, feedback_passed, feedback_not_run) is missing.
   explicit prompt_library(const std::filesystem::path& dir);
 
   std::string system_prompt(const task& t) const;
   std::string task_prompt(const task& t) const;
   // The feedback message for `round`'s result (round is the 0-based round the
-  // candidate came from). Hidden-seed figures are never quoted.
+  // candidate came from). Hidden-seed figures are never quoted. The template:
+  // feedback_none or feedback_stage at those details; else by the verdict
+  // (evaluator/api/verdict.hpp): feedback_passed, feedback_not_run for a
+  // partial one, feedback_<stage> for a failed one. Claims about stages come
+  // from {{stages}}, {{stage_outcome}} and {{outcome}}, which follow the
+  // stage statuses.
   // A result with an evaluator error says nothing about the candidate: its
   // feedback (feedback_error.md when present, else a built-in text) only asks
   // for the answer again and never quotes the error.

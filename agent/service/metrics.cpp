@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "evaluator/api/verdict.hpp"
+
 namespace ptxbench::service {
 
 void service_metrics::record_evaluation(const evaluation_result& r, double seconds) {
@@ -14,7 +16,7 @@ void service_metrics::record_evaluation(const evaluation_result& r, double secon
       break;
     }
   for (const auto& [s, o] : r.stages) ++m_stage_outcomes[{to_string(s), to_string(o.status)}];
-  ++m_verdicts[r.passed ? "passed" : to_string(r.verdict)];
+  ++m_verdicts[verdict_name(r)];
 }
 
 void service_metrics::record_http(const std::string& endpoint, int status) {
@@ -61,7 +63,7 @@ std::string service_metrics::render(int queue_waiting, int queue_running, int qu
     << "# TYPE ptxbench_evald_stage_outcomes_total counter\n";
   for (const auto& [k, n] : m_stage_outcomes)
     o << "ptxbench_evald_stage_outcomes_total{stage=\"" << k.first << "\",status=\"" << k.second << "\"} " << n << "\n";
-  o << "# HELP ptxbench_evald_verdicts_total Completed evaluations by verdict (passed, or the failing stage).\n"
+  o << "# HELP ptxbench_evald_verdicts_total Completed evaluations by verdict (verdict_name: the failed stage, partial, passed or error).\n"
     << "# TYPE ptxbench_evald_verdicts_total counter\n";
   for (const auto& [v, n] : m_verdicts) o << "ptxbench_evald_verdicts_total{verdict=\"" << v << "\"} " << n << "\n";
   o << "# HELP ptxbench_evald_http_responses_total HTTP responses by endpoint and status.\n"

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "agent/loop/orchestrator.hpp"
+#include "agent/judge/judge.hpp"
 #include "agent/service/request.hpp"
 #include "agent/service/text.hpp"
 #include "evaluator/api/json_path.hpp"
@@ -49,18 +49,6 @@ int json_depth(const std::string& text, int limit) {
     }
   }
   return deepest;
-}
-
-// A result for an item whose evaluation threw (an evaluator that is no local
-// one, e.g. a remote one that lost its service): status error, never the
-// candidate's failure.
-evaluation_result evaluator_failure(const std::string& what, const std::string& version) {
-  evaluation_result r = format_failure_result("", version);
-  r.verdict = stage::runtime;
-  r.headline = "evaluator error at runtime: " + what;
-  r.stages[stage::format] = {stage_status::not_run, "evaluator failed", 0.0};
-  r.stages[stage::runtime] = {stage_status::error, "evaluator failure: " + what, 0.0};
-  return r;
 }
 
 // The token's length may leak; its content does not.
@@ -284,7 +272,9 @@ http_answer evald_service::evaluate(const http_request& request, bool batch) {
     try {
       r = (*futures)[i].get();
     } catch (const std::exception& e) {
-      r = evaluator_failure(e.what(), m_eval.version());
+      // An evaluator that is no local one (a remote one that lost its service):
+      // status error, never the candidate's failure.
+      r = evaluator_failure_result(e.what(), m_eval.version());
     }
     const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - admitted).count();
     m_metrics.record_evaluation(r, ms / 1000.0);

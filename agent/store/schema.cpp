@@ -141,11 +141,7 @@ constexpr const char* k_added_tables[] = {
     "CREATE TABLE IF NOT EXISTS service_requests (id INTEGER PRIMARY KEY, received_at TEXT NOT NULL,"
     " endpoint TEXT NOT NULL, http_status INTEGER NOT NULL, item_index INTEGER NOT NULL, request TEXT NOT NULL,"
     " result TEXT, error TEXT NOT NULL, elapsed_ms REAL NOT NULL)",
-    // Containment: how often judging of each candidate started (a candidate
-    // whose judging ends the process is not judged forever), and the errors
-    // of the agent itself recorded on a turn or trajectory.
-    "CREATE TABLE IF NOT EXISTS judge_attempts (candidate_id INTEGER PRIMARY KEY REFERENCES candidates (id)"
-    " ON DELETE CASCADE, attempts INTEGER NOT NULL, last_at TEXT NOT NULL)",
+    // Containment: the errors of the agent itself recorded on a turn or trajectory.
     "CREATE TABLE IF NOT EXISTS agent_errors (id INTEGER PRIMARY KEY, trajectory_id INTEGER NOT NULL"
     " REFERENCES trajectories (id) ON DELETE CASCADE, round INTEGER NOT NULL, step TEXT NOT NULL,"
     " message TEXT NOT NULL, created_at TEXT NOT NULL)",
@@ -166,6 +162,15 @@ constexpr const char* k_added_tables[] = {
     " manifest TEXT NOT NULL, format_problem TEXT NOT NULL, normalised_hash TEXT NOT NULL, evaluator_version TEXT,"
     " gpu TEXT, verdict TEXT, passed INTEGER, correct INTEGER, instructions_ok INTEGER, speedup REAL, result TEXT,"
     " evaluated_at TEXT, UNIQUE (trajectory_id, round, branch))",
+    // Containment: how often judging a candidate (a round's, or a sibling of
+    // a branched round) ended the process with a crash of its own making, so
+    // that one is not judged forever. A process killed from outside (SIGKILL,
+    // a preemption) counts nothing here. Replaces judge_attempts and
+    // branch_replies.judge_attempts, which counted every start and so charged
+    // candidates with kills; those are no longer read or written.
+    "CREATE TABLE IF NOT EXISTS judge_crashes (subject TEXT NOT NULL CHECK (subject IN ('candidate',"
+    " 'branch_reply')), subject_id INTEGER NOT NULL, crashes INTEGER NOT NULL, last_signal TEXT NOT NULL,"
+    " last_at TEXT NOT NULL, PRIMARY KEY (subject, subject_id))",
 };
 
 bool has_column(connection& db, const std::string& table, const std::string& column) {
@@ -212,7 +217,7 @@ std::optional<int> stored_version(connection& db) {
 
 void require_known_version(const connection& db, int version) {
   if (version > k_schema_version)
-    throw store_error(describe(db.file(), "schema version " + std::to_string(version) +
+    throw not_a_run_database(describe(db.file(), "schema version " + std::to_string(version) +
                                               " is newer than this ptxbench reads (" +
                                               std::to_string(k_schema_version) + ")"));
 }

@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "agent/store/store.hpp"
+#include "evaluator/api/utf8.hpp"
 
 namespace ptxbench::store_detail {
 namespace {
@@ -28,8 +29,10 @@ std::string sql_head(const char* sql) {
 }
 
 // SQLITE_NOTADB: the file exists but is not SQLite (a config, a PTX file).
+// SQLITE_CORRUPT: a copy cut short or damaged. Both are the file the user gave.
 [[noreturn]] void throw_store_error(int rc, const std::string& message) {
   if ((rc & 0xff) == SQLITE_NOTADB) throw not_a_run_database(message);
+  if ((rc & 0xff) == SQLITE_CORRUPT) throw not_a_run_database(message + " (the file is damaged or truncated)");
   throw store_error(message);
 }
 
@@ -76,8 +79,14 @@ void statement::bind(int index, double value) {
 }
 
 void statement::bind(int index, const std::string& value) {
+  // Every TEXT column holds valid UTF-8, whatever a model, a server or a file
+  // gave us (an HTTP error body in llm_failures.cause, a reply cut inside a
+  // character): SQLite stores the bytes as given, and readers such as
+  // Python's sqlite3 fail on the whole row otherwise. Bad bytes become U+FFFD.
+  const std::string repaired = utf8_valid(value) ? std::string() : utf8_repaired(value);
+  const std::string& text = repaired.empty() ? value : repaired;
   // SQLITE_TRANSIENT: SQLite copies the bytes, so the argument may die before step().
-  const int rc = sqlite3_bind_text64(m_stmt, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  const int rc = sqlite3_bind_text64(m_stmt, index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
   if (rc != SQLITE_OK) fail(rc, "bind: ");
 }
 

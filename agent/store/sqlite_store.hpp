@@ -26,12 +26,10 @@ class sqlite_store final : public run_store {
                                  const std::string& mutation_operator) override;
   int64_t record_branch_reply(const branch_reply_row& reply) override;
   void record_branch_evaluation(int64_t branch_reply_id, const evaluation_row& e) override;
-  int note_branch_judge_attempt(int64_t branch_reply_id) override;
-  void forget_branch_judge_attempt(int64_t branch_reply_id) override;
   int64_t choose_branch(int64_t trajectory_id, int round, int branch) override;
 
-  int note_judge_attempt(int64_t candidate_id) override;
-  void forget_judge_attempt(int64_t candidate_id) override;
+  int judge_crashes(const judge_subject& subject) override;
+  void note_judge_crashes(const std::vector<judge_crash_row>& crashes) override;
   void record_agent_error(const agent_error_row& e) override;
   void fail_trajectory(int64_t trajectory_id, int rounds_done) override;
   std::optional<lease_row> acquire_lease(int64_t experiment_id, const std::string& host, int64_t pid,

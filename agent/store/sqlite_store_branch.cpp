@@ -12,7 +12,7 @@ namespace ptxbench::store_detail {
 namespace {
 
 #define PTXBENCH_BRANCH_COLUMNS                                                                          \
-  "b.id, b.trajectory_id, b.round, b.branch, b.chosen, b.judge_attempts, b.messages, b.feedback, "      \
+  "b.id, b.trajectory_id, b.round, b.branch, b.chosen, b.messages, b.feedback, "                        \
   "b.feedback_detail, b.reply, b.reasoning, b.finish_reason, b.model, b.author, b.prompt_tokens, "      \
   "b.completion_tokens, b.reasoning_tokens, b.latency_ms, b.created_at, b.ptx, b.manifest, "           \
   "b.format_problem, b.normalised_hash, b.evaluator_version, b.gpu, b.verdict, b.passed, b.correct, " \
@@ -35,35 +35,34 @@ branch_reply_row read_branch_reply(const connection& db, const statement& s) {
   b.turn.round = s.int_at(2);
   b.branch = s.int_at(3);
   b.chosen = s.bool_at(4);
-  b.judge_attempts = s.int_at(5);
-  b.turn.messages = parse_json_column(db, s, 6, "messages", b.id);
-  b.turn.feedback = s.text_at(7);
-  b.turn.feedback_detail = s.text_at(8);
-  b.turn.reply = s.text_at(9);
-  b.turn.reasoning = s.text_at(10);
-  b.turn.finish_reason = s.text_at(11);
-  b.turn.model = s.text_at(12);
-  b.turn.author = s.text_at(13);
-  b.turn.prompt_tokens = s.int_at(14);
-  b.turn.completion_tokens = s.int_at(15);
-  b.turn.reasoning_tokens = s.int_at(16);
-  b.turn.latency_ms = s.double_at(17);
-  b.turn.created_at = s.text_at(18);
-  b.candidate.ptx = s.text_at(19);
-  b.candidate.manifest = s.text_at(20);
-  b.candidate.format_problem = s.text_at(21);
-  b.candidate.normalised_hash = s.text_at(22);
-  if (!s.is_null(30)) {
+  b.turn.messages = parse_json_column(db, s, 5, "messages", b.id);
+  b.turn.feedback = s.text_at(6);
+  b.turn.feedback_detail = s.text_at(7);
+  b.turn.reply = s.text_at(8);
+  b.turn.reasoning = s.text_at(9);
+  b.turn.finish_reason = s.text_at(10);
+  b.turn.model = s.text_at(11);
+  b.turn.author = s.text_at(12);
+  b.turn.prompt_tokens = s.int_at(13);
+  b.turn.completion_tokens = s.int_at(14);
+  b.turn.reasoning_tokens = s.int_at(15);
+  b.turn.latency_ms = s.double_at(16);
+  b.turn.created_at = s.text_at(17);
+  b.candidate.ptx = s.text_at(18);
+  b.candidate.manifest = s.text_at(19);
+  b.candidate.format_problem = s.text_at(20);
+  b.candidate.normalised_hash = s.text_at(21);
+  if (!s.is_null(29)) {
     evaluation_row e;
-    e.evaluator_version = s.text_at(23);
-    e.gpu = s.text_at(24);
-    e.verdict = s.text_at(25);
-    e.passed = s.bool_at(26);
-    e.correct = s.bool_at(27);
-    e.instructions_ok = s.bool_at(28);
-    e.speedup = s.optional_double_at(29);
-    e.result = parse_json_column(db, s, 30, "result", b.id);
-    e.created_at = s.text_at(31);
+    e.evaluator_version = s.text_at(22);
+    e.gpu = s.text_at(23);
+    e.verdict = s.text_at(24);
+    e.passed = s.bool_at(25);
+    e.correct = s.bool_at(26);
+    e.instructions_ok = s.bool_at(27);
+    e.speedup = s.optional_double_at(28);
+    e.result = parse_json_column(db, s, 29, "result", b.id);
+    e.created_at = s.text_at(30);
     b.evaluation = std::move(e);
   }
   return b;
@@ -102,32 +101,31 @@ int64_t sqlite_store::record_branch_reply(const branch_reply_row& b) {
   }
   if (!id) {
     statement insert = m_db.query(
-        "INSERT INTO branch_replies (trajectory_id, round, branch, chosen, judge_attempts, messages, feedback,"
+        "INSERT INTO branch_replies (trajectory_id, round, branch, chosen, messages, feedback,"
         " feedback_detail, reply, reasoning, finish_reason, model, author, prompt_tokens, completion_tokens,"
         " reasoning_tokens, latency_ms, created_at, ptx, manifest, format_problem, normalised_hash)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)");
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)");
     insert.bind(1, b.turn.trajectory_id);
     insert.bind(2, b.turn.round);
     insert.bind(3, b.branch);
     insert.bind(4, false);  // set below, with the evaluation it needs
-    insert.bind(5, b.judge_attempts);
-    insert.bind(6, json_text(b.turn.messages));
-    insert.bind(7, b.turn.feedback);
-    insert.bind(8, b.turn.feedback_detail);
-    insert.bind(9, b.turn.reply);
-    insert.bind(10, b.turn.reasoning);
-    insert.bind(11, b.turn.finish_reason);
-    insert.bind(12, b.turn.model);
-    insert.bind(13, b.turn.author);
-    insert.bind(14, b.turn.prompt_tokens);
-    insert.bind(15, b.turn.completion_tokens);
-    insert.bind(16, b.turn.reasoning_tokens);
-    insert.bind(17, b.turn.latency_ms);
-    insert.bind(18, or_now(b.turn.created_at));
-    insert.bind(19, b.candidate.ptx);
-    insert.bind(20, b.candidate.manifest);
-    insert.bind(21, b.candidate.format_problem);
-    insert.bind(22, candidate_fingerprint(b.candidate.ptx, b.candidate.manifest));
+    insert.bind(5, json_text(b.turn.messages));
+    insert.bind(6, b.turn.feedback);
+    insert.bind(7, b.turn.feedback_detail);
+    insert.bind(8, b.turn.reply);
+    insert.bind(9, b.turn.reasoning);
+    insert.bind(10, b.turn.finish_reason);
+    insert.bind(11, b.turn.model);
+    insert.bind(12, b.turn.author);
+    insert.bind(13, b.turn.prompt_tokens);
+    insert.bind(14, b.turn.completion_tokens);
+    insert.bind(15, b.turn.reasoning_tokens);
+    insert.bind(16, b.turn.latency_ms);
+    insert.bind(17, or_now(b.turn.created_at));
+    insert.bind(18, b.candidate.ptx);
+    insert.bind(19, b.candidate.manifest);
+    insert.bind(20, b.candidate.format_problem);
+    insert.bind(21, candidate_fingerprint(b.candidate.ptx, b.candidate.manifest));
     insert.run();
     id = m_db.last_insert_id();
   }
@@ -145,35 +143,6 @@ void sqlite_store::record_branch_evaluation(int64_t branch_reply_id, const evalu
   std::lock_guard lock(m_mutex);
   write_transaction tx(m_db);
   fill_branch_evaluation_locked(branch_reply_id, e);
-  tx.commit();
-}
-
-int sqlite_store::note_branch_judge_attempt(int64_t branch_reply_id) {
-  std::lock_guard lock(m_mutex);
-  write_transaction tx(m_db);
-  {
-    statement update = m_db.query("UPDATE branch_replies SET judge_attempts = judge_attempts + 1 WHERE id = ?1");
-    update.bind(1, branch_reply_id);
-    update.run();
-    require_changed("branch_replies", branch_reply_id);
-  }
-  int attempts = 0;
-  {
-    statement select = m_db.query("SELECT judge_attempts FROM branch_replies WHERE id = ?1");
-    select.bind(1, branch_reply_id);
-    if (select.step()) attempts = select.int_at(0);
-  }
-  tx.commit();
-  return attempts;
-}
-
-void sqlite_store::forget_branch_judge_attempt(int64_t branch_reply_id) {
-  std::lock_guard lock(m_mutex);
-  write_transaction tx(m_db);
-  statement update =
-      m_db.query("UPDATE branch_replies SET judge_attempts = MAX(judge_attempts - 1, 0) WHERE id = ?1");
-  update.bind(1, branch_reply_id);
-  update.run();
   tx.commit();
 }
 

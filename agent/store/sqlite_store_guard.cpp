@@ -1,41 +1,43 @@
-// The store's part in keeping a run alive and single: judging attempts and
+// The store's part in keeping a run alive and single: judgings that ended the process and
 // agent errors (containment), and the writer lease of an experiment. Each
 // writer is one BEGIN IMMEDIATE transaction, so two processes deciding on one
 // lease at once are serialised by SQLite: exactly one of them takes it.
 #include "agent/store/sqlite_store.hpp"
 #include "agent/store/store_rows.hpp"
 
-namespace ptxbench::store_detail {
+namespace ptxbench {
 
-
-int sqlite_store::note_judge_attempt(int64_t candidate_id) {
-  std::lock_guard lock(m_mutex);
-  write_transaction tx(m_db);
-  {
-    statement upsert = m_db.query(
-        "INSERT INTO judge_attempts (candidate_id, attempts, last_at) VALUES (?1, 1, ?2)"
-        " ON CONFLICT (candidate_id) DO UPDATE SET attempts = attempts + 1, last_at = ?2");
-    upsert.bind(1, candidate_id);
-    upsert.bind(2, utc_now_iso8601());
-    upsert.run();
-  }
-  int attempts = 0;
-  {
-    statement select = m_db.query("SELECT attempts FROM judge_attempts WHERE candidate_id = ?1");
-    select.bind(1, candidate_id);
-    if (select.step()) attempts = select.int_at(0);
-  }
-  tx.commit();
-  return attempts;
+const char* to_string(judge_subject::kind k) {
+  return k == judge_subject::kind::candidate ? "candidate" : "branch_reply";
 }
 
-void sqlite_store::forget_judge_attempt(int64_t candidate_id) {
+}  // namespace ptxbench
+
+namespace ptxbench::store_detail {
+
+int sqlite_store::judge_crashes(const judge_subject& subject) {
+  std::lock_guard lock(m_mutex);
+  if (!table_exists(m_db, "judge_crashes")) return 0;  // a read-only open of an older file
+  statement select = m_db.query("SELECT crashes FROM judge_crashes WHERE subject = ?1 AND subject_id = ?2");
+  select.bind(1, std::string(to_string(subject.what)));
+  select.bind(2, subject.id);
+  return select.step() ? select.int_at(0) : 0;
+}
+
+void sqlite_store::note_judge_crashes(const std::vector<judge_crash_row>& crashes) {
+  if (crashes.empty()) return;
   std::lock_guard lock(m_mutex);
   write_transaction tx(m_db);
-  statement update =
-      m_db.query("UPDATE judge_attempts SET attempts = MAX(attempts - 1, 0) WHERE candidate_id = ?1");
-  update.bind(1, candidate_id);
-  update.run();
+  for (const auto& c : crashes) {
+    statement upsert = m_db.query(
+        "INSERT INTO judge_crashes (subject, subject_id, crashes, last_signal, last_at) VALUES (?1, ?2, 1, ?3, ?4)"
+        " ON CONFLICT (subject, subject_id) DO UPDATE SET crashes = crashes + 1, last_signal = ?3, last_at = ?4");
+    upsert.bind(1, std::string(to_string(c.subject.what)));
+    upsert.bind(2, c.subject.id);
+    upsert.bind(3, c.signal);
+    upsert.bind(4, utc_now_iso8601());
+    upsert.run();
+  }
   tx.commit();
 }
 

@@ -20,9 +20,10 @@ struct store_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The file given is not a ptxbench run database (not SQLite at all, SQLite
-// without the schema, or missing where one must exist): the user's mistake,
-// reported as bad input, unlike the other store errors.
+// The file given is not a run database this ptxbench can use (not SQLite at
+// all, SQLite without the schema, damaged or truncated, written by a newer
+// ptxbench, or missing where one must exist): the user's input, reported as
+// bad input (exit 2), unlike the other store errors.
 struct not_a_run_database : store_error {
   using store_error::store_error;
 };
@@ -158,7 +159,6 @@ struct branch_reply_row {
   int64_t id = 0;
   int branch = 0;       // 0 .. N-1, the order the replies were asked for
   bool chosen = false;  // the round's turn is this sibling
-  int judge_attempts = 0;
   // trajectory_id, round, the prompt sent (messages), feedback, reply,
   // reasoning, tokens, latency, model, author; turn.id is unused.
   turn_row turn;
@@ -167,6 +167,21 @@ struct branch_reply_row {
   candidate_row candidate;
   // The verdict; nullopt until judged. id and candidate_id are unused.
   std::optional<evaluation_row> evaluation;
+};
+
+// What a judging was about, for counting the judgings that ended the process
+// (agent/judge/crash_record.hpp): a round's candidate (candidates.id) or a
+// sibling of a branched round (branch_replies.id).
+struct judge_subject {
+  enum class kind { candidate, branch_reply } what = kind::candidate;
+  int64_t id = 0;
+};
+const char* to_string(judge_subject::kind k);
+
+// One judging that ended the process, with the signal that ended it ("SIGSEGV").
+struct judge_crash_row {
+  judge_subject subject;
+  std::string signal;
 };
 
 class run_store {
@@ -201,10 +216,6 @@ class run_store {
   virtual int64_t record_branch_reply(const branch_reply_row& reply) = 0;
   // Writes the verdict of a stored sibling that has none (one that has one is left as it is).
   virtual void record_branch_evaluation(int64_t branch_reply_id, const evaluation_row& e) = 0;
-  // Counts one more start of judging the sibling; returns the count (containment, as note_judge_attempt).
-  virtual int note_branch_judge_attempt(int64_t branch_reply_id) = 0;
-  // Takes back the last count: that judging never happened (the evaluator was unavailable).
-  virtual void forget_branch_judge_attempt(int64_t branch_reply_id) = 0;
   // In one transaction: writes the judged sibling (trajectory, round, branch)
   // as the round's turn, candidate and evaluation, and marks it the chosen one
   // (the round's other siblings not chosen). When the round has a turn
@@ -217,10 +228,10 @@ class run_store {
                                          const std::string& mutation_operator) = 0;
 
   // --- containment ---
-  // Counts one more start of judging the candidate; returns the count, this one included.
-  virtual int note_judge_attempt(int64_t candidate_id) = 0;
-  // Takes back the last count: that judging never happened (the evaluator was unavailable).
-  virtual void forget_judge_attempt(int64_t candidate_id) = 0;
+  // How many times judging `subject` ended the process (judge_crashes; 0 when never).
+  virtual int judge_crashes(const judge_subject& subject) = 0;
+  // Adds one to the count of each crash's subject, in one transaction.
+  virtual void note_judge_crashes(const std::vector<judge_crash_row>& crashes) = 0;
   virtual void record_agent_error(const agent_error_row& e) = 0;
   // Marks the trajectory done with final verdict "error": it is not run again.
   virtual void fail_trajectory(int64_t trajectory_id, int rounds_done) = 0;

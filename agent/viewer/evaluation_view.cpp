@@ -102,7 +102,7 @@ std::string performance_block(const performance_report& p) {
 
 std::string evaluation_section(const evaluation_row& e) {
   std::ostringstream os;
-  os << "<div class=\"evaluation\"><h3>evaluation " << badge(e.verdict) << "</h3>\n<p>evaluator "
+  os << "<div class=\"evaluation\"><h3>evaluation " << evaluation_badge(e) << "</h3>\n<p>evaluator "
      << html_escape(e.evaluator_version) << " on " << html_escape(e.gpu) << "; correct: " << (e.correct ? "yes" : "no")
      << ", instructions executed: " << (e.instructions_ok ? "yes" : "no") << ", speedup: "
      << (e.speedup ? num(*e.speedup) : std::string("-")) << "</p>\n";

@@ -19,22 +19,24 @@ std::string layout(const std::string& title, const std::string& body) {
 
 std::string badge(const std::string& verdict) {
   std::string v = verdict.empty() ? "pending" : verdict;
-  std::string cls = data::verdict_rank(v) >= 0 ? v : "none";
+  const auto known = parse_verdict_name(v);
+  std::string cls = known && known->kind != verdict_kind::none ? v : "none";
   return "<span class=\"badge " + cls + "\">" + html_escape(v) + "</span>";
 }
 
 std::string evaluation_badge(const std::optional<evaluation_row>& evaluation) {
   if (!evaluation) return badge("none");
-  const auto& e = *evaluation;
-  const auto& stages = e.result.is_object() ? e.result.value("stages", nlohmann::json()) : nlohmann::json();
-  if (!e.passed && stages.is_object() && stages.contains(e.verdict) && stages[e.verdict].is_object()) {
-    std::string status = stages[e.verdict].value("status", "");
-    if (status == "not_run" || status == "unverified") {
-      return "<span class=\"badge not-run\">" + html_escape(e.verdict + (status == "not_run" ? " not run" : " unverified")) +
-             "</span>";
-    }
+  // The verdict as evaluator/api/verdict.hpp reads the stage statuses, not the
+  // stored name: a row written before "partial" existed named its first stage
+  // not run, as if that stage had failed.
+  const auto q = data::quality_of(*evaluation);
+  if (q.kind == verdict_kind::partial) {
+    const stage at = verdict_of(q.st).at;
+    const bool unverified = q.st.at(at) == stage_status::unverified;
+    return "<span class=\"badge not-run\">" + html_escape(std::string(to_string(at)) +
+                                                            (unverified ? " unverified" : " not run")) + "</span>";
   }
-  return badge(e.verdict);
+  return badge(q.kind == verdict_kind::none ? evaluation->verdict : verdict_name(verdict_of(q.st)));
 }
 
 std::string error_page(int status, const std::string& message) {

@@ -14,9 +14,10 @@ namespace ptxbench::viewer {
 std::string layout(const std::string& title, const std::string& body);
 // A stage badge: <span class="badge compile">compile</span>; "" renders as "pending".
 std::string badge(const std::string& verdict);
-// The badge of one evaluation: its verdict, except when the verdict's stage did
-// not fail but could not run (no GPU) or be verified: then a grey
-// "<stage> not run" / "<stage> unverified" badge, never the stage's failure colour.
+// The badge of one evaluation: its verdict as its stage statuses give it; a
+// partial verdict (no stage failed, its first stage could not run, e.g. no
+// GPU, or be verified) is a grey "<stage> not run" / "<stage> unverified"
+// badge, never the stage's failure colour, whatever name the row stored.
 std::string evaluation_badge(const std::optional<evaluation_row>& evaluation);
 
 struct experiment_summary {

@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "agent/data/html.hpp"
+#include "agent/data/run_data.hpp"
 #include "agent/viewer/line_diff.hpp"
 #include "agent/viewer/pages.hpp"
 
@@ -90,9 +91,25 @@ std::string diff_table(const std::string& old_text, const std::string& new_text)
   return os.str();
 }
 
+namespace {
+
+// The trajectory's verdict from its turns, its best candidate's (as the loop
+// names it), so that a row stored before partial verdicts existed does not
+// show a stage that did not run as failed. A trajectory the agent failed on
+// (final verdict error) or not finished keeps its stored name.
+std::string trajectory_badge(const trajectory_row& t, const std::vector<turn_view>& turns) {
+  if (t.final_verdict.empty() || t.final_verdict == "error") return badge(t.final_verdict);
+  const turn_view* best = nullptr;
+  for (const auto& v : turns)
+    if (v.evaluation && (!best || data::better(data::quality_of(v), data::quality_of(*best)))) best = &v;
+  return best ? evaluation_badge(best->evaluation) : badge(t.final_verdict);
+}
+
+}  // namespace
+
 std::string trajectory_page(const experiment_row& e, const trajectory_row& t, const std::vector<turn_view>& turns) {
   std::ostringstream os;
-  os << "<h1>" << html_escape(t.task_id) << " &middot; sample " << t.sample << " " << badge(t.final_verdict)
+  os << "<h1>" << html_escape(t.task_id) << " &middot; sample " << t.sample << " " << trajectory_badge(t, turns)
      << "</h1>\n<p>experiment <a href=\"/experiments/" << e.id << "\">" << html_escape(e.name) << "</a>, family "
      << html_escape(t.family) << ", " << turns.size() << " rounds, status " << html_escape(t.status) << "</p>\n";
   os << "<table class=\"rounds\"><tr><th>round</th><th>verdict</th><th>headline</th><th>speedup</th></tr>\n";

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "evaluator/api/json_path.hpp"
+#include "evaluator/api/verdict.hpp"
 
 namespace ptxbench {
 
@@ -78,28 +79,6 @@ bool evaluation_result::evaluator_error() const {
   return error;
 }
 
-int stage_score(stage_status s) {
-  return s == stage_status::passed ? 2 : s == stage_status::failed ? 0 : 1;
-}
-
-bool got_further(const evaluation_result& a, const evaluation_result& b) {
-  for (int i = 0; i < stage_count; ++i) {
-    auto score = [i](const evaluation_result& r) {
-      auto it = r.stages.find(static_cast<stage>(i));
-      return stage_score(it == r.stages.end() ? stage_status::not_run : it->second.status);
-    };
-    if (score(a) != score(b)) return score(a) > score(b);
-  }
-  return false;
-}
-
-bool better(const evaluation_result& a, const evaluation_result& b) {
-  if (got_further(a, b) || got_further(b, a)) return got_further(a, b);
-  auto sa = a.speedup(), sb = b.speedup();
-  if (sa.has_value() != sb.has_value()) return sa.has_value();
-  return sa && *sa > *sb;
-}
-
 // ---- JSON -------------------------------------------------------------------
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ptxas_diagnostic, line, severity, message, quoted)
@@ -115,25 +94,30 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(counting_pass_time, size, launch
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(instruction_report, static_passed, dynamic_ran, other_math_share,
                                                 sass_source, checks, executed_by_opcode, static_ms, counting)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(seed_record, public_seeds, hidden, timing, counting)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(runtime_report, error, launch_index, size, context_lost)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(runtime_report, error, launch_index, size, context_lost, hidden_size)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(output_check, tensor, size, seed, hidden_seed, elements,
                                                 max_abs_error, max_rel_error, rel_l2_error, mismatch_fraction,
                                                 nan_count, untouched_count, where, max_err_to_scale, timed_run,
-                                                passed)
+                                                passed, hidden_size)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(correctness_report, outputs, guards_intact, inputs_unchanged,
                                                 stable_across_calls, timed_samples_checked, timed_samples_wrong, note)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(performance_report, size, candidate_ms, candidate_rel_spread,
                                                 candidate_samples, baseline_ms, baseline_rel_spread, baseline_samples,
-                                                baseline_name, speedup, candidate_tflops, baseline_tflops, peak_tflops,
-                                                pct_of_peak, floor_ms, below_floor, output_rechecked, inputs_rechecked,
-                                                unheld_samples, threshold, baseline_rel_l2, baseline_max_err_to_scale)
+                                                baseline_name, baseline_kind, speedup, candidate_tflops,
+                                                baseline_tflops, peak_tflops, pct_of_peak, floor_ms, below_floor,
+                                                output_rechecked, inputs_rechecked, unheld_samples, threshold,
+                                                baseline_rel_l2, baseline_max_err_to_scale)
 
 nlohmann::json to_json(const evaluation_result& r) {
   nlohmann::json j;
   j["passed"] = r.passed;
-  // "error": the evaluator failed at stage `error_stage`; nothing was learnt about the candidate.
-  j["verdict"] = r.passed ? "passed" : r.evaluator_error() ? "error" : to_string(r.verdict);
-  if (!r.passed && r.evaluator_error()) j["error_stage"] = to_string(r.verdict);
+  // verdict_name: "error": the evaluator failed at stage `error_stage`, nothing
+  // was learnt about the candidate; "partial": no stage failed, stage
+  // `verdict_stage` is the first that could not run or be verified.
+  const verdict v = verdict_of(r);
+  j["verdict"] = verdict_name(v);
+  if (v.kind == verdict_kind::error) j["error_stage"] = to_string(v.at);
+  if (v.kind == verdict_kind::partial) j["verdict_stage"] = to_string(v.at);
   j["headline"] = r.headline;
   j["stages"] = nlohmann::json::object();
   for (const auto& [s, o] : r.stages)
@@ -179,6 +163,7 @@ evaluation_result evaluation_result_from_json(const nlohmann::json& j) {
     r.passed = j.value("passed", false);
     std::string v = j.value("verdict", "format");
     if (v == "error") v = j.value("error_stage", "runtime");
+    if (v == "partial") v = j.value("verdict_stage", "runtime");
     r.verdict = v == "passed" ? stage::performance : parse_stage(v);
     r.headline = j.value("headline", "");
     if (j.contains("stages"))

@@ -119,14 +119,15 @@ struct instruction_report {
 struct runtime_report {
   std::string error;       // CUDA error name and text, "timeout after N ms", or "worker crashed: signal"
   int launch_index = -1;
-  std::string size;        // "M=4096 N=4096 K=4096"
+  std::string size;        // "M=4096 N=4096 K=4096", or a hidden size's label (hidden_sizes.hpp)
   bool context_lost = false;
+  bool hidden_size = false;  // at a hidden size: `size` and `error` name its properties, not its numbers
 };
 
 // Error statistics of one output tensor at one size and seed.
 struct output_check {
   std::string tensor;
-  std::string size;
+  std::string size;             // "M=4096 N=4096 K=4096", or a hidden size's label (hidden_sizes.hpp)
   uint64_t seed = 0;
   bool hidden_seed = false;     // a seed the model never sees in feedback
   int64_t elements = 0;
@@ -140,6 +141,10 @@ struct output_check {
   double max_err_to_scale = 0.0;  // max |out - ref| / max |ref|
   bool timed_run = false;       // the figures of a timed sample, not of a checked run
   bool passed = false;
+  // At a hidden size, counts would tell its extent: elements is 0, nan_count
+  // and untouched_count are 0 or 1 (none, some), `where` speaks in shares and
+  // first/last blocks (redact_hidden_sizes).
+  bool hidden_size = false;
 };
 
 struct correctness_report {
@@ -163,6 +168,11 @@ struct performance_report {
   double baseline_rel_spread = 0.0;
   int baseline_samples = 0;
   std::string baseline_name;        // e.g. "cuBLASLt (best of 8 heuristics)", "cuDNN SDPA"
+  // What the speedup is against: "library" (a frontier library, timed beside
+  // the candidate), "roofline" (no library covers the variant: the physical
+  // floor, max of bytes / measured bandwidth and FLOPs / measured peak), or
+  // "" (no speedup: the library is absent or failed).
+  std::string baseline_kind;
   double speedup = 0.0;             // baseline_ms / candidate_ms
   double candidate_tflops = 0.0;
   double baseline_tflops = 0.0;
@@ -247,16 +257,12 @@ struct evaluation_result {
   bool evaluator_error() const;
 };
 
-// Ranking candidates, the one rule every part uses (a trajectory's best
-// candidate, exports, reports). Stages do not always fail in table order (a
-// missing instruction fails without a GPU while runtime is not run), so two
-// results are compared stage by stage in table order, by stage_score, and the
-// first stage where they differ decides.
-// 2 passed, 1 not run, unverified or error, 0 failed.
-int stage_score(stage_status s);
-bool got_further(const evaluation_result& a, const evaluation_result& b);
-// got_further; on a tie, a measured speedup beats none and a higher one a lower.
-bool better(const evaluation_result& a, const evaluation_result& b);
+// The verdict's name and the ranking of results: evaluator/api/verdict.hpp.
+
+// The reason the runtime stage gives when the task's architecture cannot run
+// on the evaluating GPU (an sm_100a task on a Hopper machine): its candidates
+// are judged at the compile and SASS level only, and reports say so.
+inline constexpr const char* k_compile_and_static_only = "compile and static checks only";
 
 nlohmann::json to_json(const evaluation_result& r);
 evaluation_result evaluation_result_from_json(const nlohmann::json& j);

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "evaluator/api/expression.hpp"
+#include "evaluator/api/hidden_sizes.hpp"
 #include "evaluator/api/json_path.hpp"
 #include "evaluator/api/task.hpp"
 
@@ -213,7 +214,7 @@ std::vector<std::string> check_manifest_against_task(const manifest& m, const ta
   }
   for (const auto& size : t.sizes) {
     const auto names = size_values(size);
-    const std::string at = size.hidden ? std::string(" at a hidden size") : " at size " + describe_size(size);
+    const std::string at = " " + at_size(size_label(t, size));
     auto check_int = [&](const std::string& where, const std::string& expr, int64_t lo) {
       try {
         int64_t v = eval_int(expr, names);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "evaluator/api/expression.hpp"
+#include "evaluator/api/hidden_sizes.hpp"
 #include "evaluator/api/manifest.hpp"
 #include "evaluator/api/task.hpp"
 
@@ -22,8 +23,8 @@ std::string bytes_text(double b) {
   return buf;
 }
 
-// " at size M=... " for public sizes; hidden sizes are never named.
-std::string where(const size_point& s) { return s.hidden ? " at a hidden size" : " at size " + describe_size(s); }
+// " at size M=..." for public sizes; a hidden size by its label, never its values.
+std::string where(const task& t, const size_point& s) { return " " + at_size(size_label(t, s)); }
 
 // The value of `expr` at `s`, or nullopt (an expression problem is reported elsewhere).
 std::optional<int64_t> value(const std::string& expr, const std::map<std::string, int64_t>& names) {
@@ -46,7 +47,7 @@ void check_scratch(const manifest& m, const task& t, const size_point& s, std::v
   }
   const double bound = max_scratch_bytes(t, s);
   if (total > bound)
-    problems.push_back("scratch buffers ask for " + bytes_text(total) + where(s) + " (" + each + "); the bound is " +
+    problems.push_back("scratch buffers ask for " + bytes_text(total) + where(t, s) + " (" + each + "); the bound is " +
                        std::to_string(int(k_max_scratch_factor)) + " x the task's tensor bytes at that size + " +
                        bytes_text(double(k_scratch_slack_bytes)) + " = " + bytes_text(bound));
 }
@@ -62,7 +63,7 @@ void check_launch(const launch_spec& l, size_t index, const task& t, const size_
   for (int d = 0; d < 3; ++d) {
     auto g = value(l.grid[d], names), b = value(l.block[d], names), c = value(l.cluster[d], names);
     if (g && *g > grid_max[d])
-      problems.push_back(who + " grid." + axes[d] + " = " + std::to_string(*g) + where(s) + "; at most " +
+      problems.push_back(who + " grid." + axes[d] + " = " + std::to_string(*g) + where(t, s) + "; at most " +
                          std::to_string(grid_max[d]));
     if (b && *b > block_max[d])
       problems.push_back(who + " block." + axes[d] + " = " + std::to_string(*b) + "; at most " +
@@ -70,7 +71,7 @@ void check_launch(const launch_spec& l, size_t index, const task& t, const size_
     if (b && *b > 0) threads *= *b;
     if (c && *c > 0) cluster *= *c;
     if (g && c && *c > 0 && *g % *c != 0)
-      problems.push_back(who + " grid." + axes[d] + where(s) + " is not a multiple of cluster." + axes[d] + " (" +
+      problems.push_back(who + " grid." + axes[d] + where(t, s) + " is not a multiple of cluster." + axes[d] + " (" +
                          std::to_string(*c) + ")");
   }
   if (threads > k_max_block_threads)
@@ -81,7 +82,7 @@ void check_launch(const launch_spec& l, size_t index, const task& t, const size_
                        std::to_string(k_max_cluster_ctas));
   const int64_t shared_max = max_shared_bytes_per_block(t.arch);
   if (auto sh = value(l.shared_bytes, names); sh && *sh > shared_max)
-    problems.push_back(who + " asks for " + std::to_string(*sh) + " bytes of dynamic shared memory" + where(s) +
+    problems.push_back(who + " asks for " + std::to_string(*sh) + " bytes of dynamic shared memory" + where(t, s) +
                        "; " + t.arch + " allows at most " + std::to_string(shared_max) + " bytes of shared memory per block");
 }
 
@@ -110,11 +111,11 @@ void check_tensor_map(const param_binding& b, const std::string& who, const task
   double stride = dtype_bytes(ts->type);
   for (size_t i = dims.size(); i-- > 0;) {
     if (double(dims[i]) >= 4294967296.0) {
-      problems.push_back(who + ": tensor map of " + ts->name + where(s) + " has a dimension of 2^32 elements or more");
+      problems.push_back(who + ": tensor map of " + ts->name + where(t, s) + " has a dimension of 2^32 elements or more");
       return;
     }
     if (i + 1 < dims.size() && (int64_t(stride) % 16 != 0 || stride >= 1099511627776.0)) {
-      problems.push_back(who + ": tensor map of " + ts->name + where(s) + ": a row stride of " +
+      problems.push_back(who + ": tensor map of " + ts->name + where(t, s) + ": a row stride of " +
                          std::to_string(int64_t(stride)) +
                          " bytes; TMA needs strides that are multiples of 16 bytes (below 2^40)");
       return;

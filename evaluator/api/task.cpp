@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "evaluator/api/expression.hpp"
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/json_path.hpp"
+#include "evaluator/api/size_rules.hpp"
+#include "evaluator/api/task_family.hpp"
 
 namespace ptxbench {
 
@@ -63,6 +66,10 @@ std::vector<size_point> task::public_sizes() const {
   for (const auto& s : sizes)
     if (!s.hidden) out.push_back(s);
   return out;
+}
+
+size_t task::hidden_size_count() const {
+  return size_t(std::count_if(sizes.begin(), sizes.end(), [](const size_point& s) { return s.hidden; }));
 }
 
 const tolerance& task::tolerance_for(const std::string& tensor) const {
@@ -179,6 +186,11 @@ std::vector<size_point> parse_sizes(const json_reader& r) {
   }
   if (std::all_of(sizes.begin(), sizes.end(), [](const size_point& p) { return p.hidden; }))
     r.fail("a task needs at least one size that is not hidden");
+  // A hidden size equal to a shown one hides nothing.
+  for (size_t i = 0; i < sizes.size(); ++i)
+    for (size_t k = 0; k < sizes.size(); ++k)
+      if (i != k && sizes[i].hidden && !sizes[k].hidden && sizes[i].values == sizes[k].values)
+        r.at(i).fail("a hidden size equal to the shown size " + std::to_string(k));
   return sizes;
 }
 
@@ -212,7 +224,7 @@ task parse_task(const nlohmann::json& j, const std::string& source, const std::s
   r.expect_object();
   r.reject_unknown({"id", "family", "arch", "title", "statement", "tensors", "sizes", "scalars", "flops",
                     "reference", "baseline", "target_instructions", "tolerance", "speedup_threshold", "causal",
-                    "runs_on_hopper", "notes", "op", "level", "variant", "suites", "constraints"});
+                    "runs_on_hopper", "notes", "op", "level", "variant", "suites", "constraints", "size_rules"});
   task t;
   t.id = r.get_string("id");
   if (t.id.empty() || t.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
@@ -335,6 +347,12 @@ task parse_task(const nlohmann::json& j, const std::string& source, const std::s
     t.suites = r.get_strings("suites");
   }
   t.constraints = r.get_string("constraints", "");
+  if (r.has("size_rules")) {
+    t.size_rules = parse_size_rules(r.at("size_rules"), names);
+    for (size_t i = 0; i < t.sizes.size(); ++i)
+      if (std::string why = size_rule_violation(t.size_rules, t.sizes[i]); !why.empty())
+        r.at("sizes").at(i).fail("breaks the task's size_rules: " + why);
+  }
   return t;
 }
 
@@ -349,11 +367,41 @@ std::vector<task> load_task_dir(const std::filesystem::path& dir) {
   std::vector<task> tasks;
   for (const auto& e : std::filesystem::directory_iterator(dir))
     if (e.is_regular_file() && e.path().extension() == ".json") tasks.push_back(load_task_file(e.path()));
+  const std::filesystem::path families = dir / "families";
+  if (std::filesystem::is_directory(families))
+    for (const auto& e : std::filesystem::directory_iterator(families))
+      if (e.is_regular_file() && e.path().extension() == ".json")
+        for (task& t : expand_family_file(e.path())) tasks.push_back(std::move(t));
   std::sort(tasks.begin(), tasks.end(), [](const task& a, const task& b) { return a.id < b.id; });
   for (size_t i = 1; i < tasks.size(); ++i)
     if (tasks[i].id == tasks[i - 1].id)
-      throw input_error(tasks[i].source.string() + ": duplicate task id '" + tasks[i].id + "'");
+      throw input_error(tasks[i].source.string() + ": task id '" + tasks[i].id + "' is also declared in " +
+                        tasks[i - 1].source.string());
   return tasks;
+}
+
+task load_task(const std::filesystem::path& dir, const std::string& id) {
+  for (task& t : load_task_dir(dir))
+    if (t.id == id) return std::move(t);
+  throw input_error(dir.string() + ": no task '" + id + "' (ptxbench tasks list shows them)");
+}
+
+std::vector<std::string> suite_names(const std::vector<task>& all) {
+  std::set<std::string> names{"full"};
+  for (const auto& t : all) names.insert(t.suites.begin(), t.suites.end());
+  return {names.begin(), names.end()};
+}
+
+std::vector<task> tasks_in_suite(const std::vector<task>& all, const std::string& name) {
+  std::vector<task> out;
+  for (const auto& t : all)
+    if (name == "full" || std::find(t.suites.begin(), t.suites.end(), name) != t.suites.end()) out.push_back(t);
+  if (out.empty()) {
+    std::string known;
+    for (const auto& n : suite_names(all)) known += (known.empty() ? "" : ", ") + n;
+    throw input_error("unknown suite '" + name + "' (known: " + known + ")");
+  }
+  return out;
 }
 
 nlohmann::json task_to_json(const task& t) {
@@ -398,6 +446,7 @@ nlohmann::json task_to_json(const task& t) {
   if (!t.variant.empty()) j["variant"] = t.variant;
   if (!t.suites.empty()) j["suites"] = t.suites;
   if (!t.constraints.empty()) j["constraints"] = t.constraints;
+  if (!t.size_rules.empty()) j["size_rules"] = size_rules_to_json(t.size_rules);
   return j;
 }
 

@@ -56,6 +56,15 @@ struct size_point {
   bool hidden = false;
 };
 
+// The machine-checked form of a task's constraints for one size name
+// ("size_rules" in the task file): every size, public or hidden, obeys it.
+struct size_rule {
+  int64_t min = 1;
+  int64_t max = 0;          // 0: no upper bound
+  int64_t multiple_of = 1;
+  std::string equals;       // an integer expression over the sizes ("4*HKV", "128"); empty: none
+};
+
 struct tolerance {
   double atol = 0.0;
   double rtol = 0.0;
@@ -106,6 +115,7 @@ struct task {
   std::map<std::string, std::string> variant;  // axis -> value, e.g. dtype -> bf16
   std::vector<std::string> suites;             // e.g. core, full
   std::string constraints;  // what every size obeys, shown in the prompt
+  std::map<std::string, size_rule> size_rules;  // size name -> rule (may be empty for a client's task)
   // False when the task's arch cannot run on the evaluating GPU family in this
   // suite (sm_100a on a Hopper machine): only format, compile and static checks run.
   bool runs_on_hopper = true;
@@ -116,6 +126,7 @@ struct task {
   const size_point& timed_size() const;  // first size with timed=true, else the first
   // The sizes a prompt may show (every size not marked hidden).
   std::vector<size_point> public_sizes() const;
+  size_t hidden_size_count() const;
   std::vector<std::string> size_names() const;
 };
 
@@ -135,8 +146,17 @@ inline constexpr size_t k_max_target_chars = 64;
 // document's own path ("$.task" inside a request).
 task parse_task(const nlohmann::json& j, const std::string& source = "", const std::string& path = "$");
 task load_task_file(const std::filesystem::path& path);
-// Loads every *.json directly in `dir`, sorted by id. Throws on the first bad file.
+// Loads every *.json directly in `dir` and expands every family file in
+// `dir`/families (task_family.hpp), sorted by id. Throws on the first bad
+// file or a task id given twice.
 std::vector<task> load_task_dir(const std::filesystem::path& dir);
+// The task `id` of load_task_dir(dir); throws input_error naming the folder
+// when there is none.
+task load_task(const std::filesystem::path& dir, const std::string& id);
+// The tasks of `all` in suite `name` ("full": every task). Throws input_error
+// naming the known suites when no task is in `name`.
+std::vector<task> tasks_in_suite(const std::vector<task>& all, const std::string& name);
+std::vector<std::string> suite_names(const std::vector<task>& all);
 nlohmann::json task_to_json(const task& t);
 
 // Number of elements of tensor `t` at size `s` (product of its shape).
@@ -145,7 +165,9 @@ std::map<std::string, int64_t> size_values(const size_point& s);
 // Scalars (e.g. scale) evaluated at size `s`.
 std::map<std::string, double> scalar_values(const task& t, const size_point& s);
 double task_flops(const task& t, const size_point& s);
-// "M=4096 N=4096 K=4096" (names in sorted order).
+// "M=4096 N=4096 K=4096" (names in sorted order), whether hidden or not: for
+// the evaluator's own use. What a result, a prompt or a report says about a
+// size is size_label (hidden_sizes.hpp).
 std::string describe_size(const size_point& s);
 
 }  // namespace ptxbench

@@ -52,6 +52,20 @@ inline std::string utf8_quoted_char(const std::string& s, size_t pos) {
   return escaped;
 }
 
+// Whether every byte of `s` is part of a well-formed character.
+inline bool utf8_valid(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t n = utf8_char_length(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
 // `s` with every byte that is no part of a well-formed character replaced by U+FFFD.
 inline std::string utf8_repaired(const std::string& s) {
   std::string out;

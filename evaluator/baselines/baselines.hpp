@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "evaluator/api/task.hpp"
@@ -33,6 +34,14 @@ class baseline {
   // Runs once, asynchronously on `stream`, with the chosen plan (choose()
   // must have run). Buffers are given by task tensor name.
   virtual void run(CUstream stream) = 0;
+  // The type the baseline writes output `tensor` in, in the task's layout, so
+  // that its own error can be measured against the reference; nullopt when it
+  // writes that output elsewhere (cuDNN's varlen LSE in a padded buffer).
+  // cuDNN's fp8 attention on Hopper writes an e4m3 O where the task has bf16.
+  virtual std::optional<dtype> output_type(const std::string& tensor, dtype task_type) const {
+    (void)tensor;
+    return task_type;
+  }
 };
 
 // Whether make_baseline chooses the plan (times the candidates) before it returns.

@@ -59,6 +59,10 @@ int64_t graph::tensor(const std::vector<int64_t>& dims, const std::vector<int64_
       .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment, "tensor alignment")
       .set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual, "tensor is_virtual");
   if (by_value) d.set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value, "tensor by_value");
+  if (options.ragged_offset >= 0) {
+    cudnnBackendDescriptor_t raw = find(options.ragged_offset).get();
+    d.set(CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw, "tensor ragged offset");
+  }
   if (options.reorder_f16x16) {
     const cudnnBackendTensorReordering_t mode = CUDNN_TENSOR_REORDERING_F16x16;
     d.set(CUDNN_ATTR_TENSOR_REORDERING_MODE, CUDNN_TYPE_TENSOR_REORDERING_MODE, 1, &mode, "tensor reordering");
@@ -130,10 +134,12 @@ void graph::reduction(cudnnReduceTensorOp_t op_type, int64_t x, int64_t y) {
   m_keep.push_back(std::move(red));
 }
 
-void graph::matmul(int64_t a, int64_t b, int64_t c) {
+void graph::matmul(int64_t a, int64_t b, int64_t c, const matmul_options& options) {
   descriptor mm(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
   const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
   mm.set(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute, "matmul precision");
+  if (options.padding != 0.0)
+    mm.set(CUDNN_ATTR_MATMUL_PADDING_VALUE, CUDNN_TYPE_DOUBLE, 1, &options.padding, "matmul padding value");
   mm.finalize("matmul");
   descriptor op(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
   cudnnBackendDescriptor_t raw = mm.get();
@@ -144,6 +150,15 @@ void graph::matmul(int64_t a, int64_t b, int64_t c) {
   op.set(CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw, "matmul b");
   raw = find(c).get();
   op.set(CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw, "matmul c");
+  const std::pair<int64_t, cudnnBackendAttributeName_t> overrides[] = {
+      {options.m_override, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC},
+      {options.n_override, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC},
+      {options.k_override, CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC}};
+  for (const auto& [uid, attribute] : overrides) {
+    if (uid < 0) continue;
+    raw = find(uid).get();
+    op.set(attribute, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw, "matmul override");
+  }
   op.finalize("matmul op (c uid " + std::to_string(c) + ")");
   m_ops.push_back(std::move(op));
   m_keep.push_back(std::move(mm));

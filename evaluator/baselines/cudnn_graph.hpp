@@ -38,6 +38,17 @@ struct tensor_options {
   bool is_virtual = false;
   bool by_value = false;
   bool reorder_f16x16 = false;  // dQ accumulator layout some cuDNN 9 backward engines expect
+  // uid of an int32 [B+1,1,1,1] tensor of per-batch element offsets (packed
+  // variable-length rows, "ragged" layout), or -1.
+  int64_t ragged_offset = -1;
+};
+
+// A matmul's optional per-batch row / column / inner counts (int32 [B,1,1,1]
+// tensors, the variable sequence lengths of padded or ragged attention) and
+// the value the padded part of its output takes.
+struct matmul_options {
+  int64_t m_override = -1, n_override = -1, k_override = -1;
+  double padding = 0.0;
 };
 
 class graph {
@@ -53,7 +64,7 @@ class graph {
   void pointwise(cudnnPointwiseMode_t mode, int64_t x, int64_t b, int64_t y, int64_t t = -1,
                  cudnnDataType_t compute = CUDNN_DATA_FLOAT, int64_t axis = -1);
   void reduction(cudnnReduceTensorOp_t op, int64_t x, int64_t y);
-  void matmul(int64_t a, int64_t b, int64_t c);
+  void matmul(int64_t a, int64_t b, int64_t c, const matmul_options& options = {});
   void reshape(int64_t x, int64_t y);
 
   // Finalizes the operation graph for `handle`.

@@ -1,16 +1,18 @@
-// GEMM baseline: C = A·Bᵀ through cuBLASLt.
+// GEMM baseline through cuBLASLt: every variant of docs/task-suite.md except
+// grouped (gemm_grouped_baseline.cpp): layouts nt and nn, epilogues bias and
+// bias+GELU (cuBLASLt's own, fused), alpha·AB + beta·C, fp8 per-tensor scales,
+// a strided batch.
 //
 // Layout. cuBLASLt is column-major. Row-major A (M×K, lda=K) is the
-// column-major K×M matrix Aᵀ; row-major B (N×K) is column-major K×N (Bᵀ);
-// row-major C (M×N) is column-major N×M (Cᵀ). Since Cᵀ = B·Aᵀ, we ask cuBLASLt
-// for D(N×M) = op(X)·op(Y) with X = the B buffer (K×N, transa=T) and Y = the A
-// buffer (K×M, transb=N): the "TN" layout, which is also the only layout
-// Hopper's fp8 kernels accept. m=N, n=M, k=K; all leading dimensions are K
-// except C/D's, which is N. Scale pointers stay unset (cuBLASLt reads 1.0).
-// C is bf16 (fp16 also accepted; fp16 inputs need it, see below).
+// column-major K×M matrix Aᵀ; row-major C (M×N) is column-major N×M (Cᵀ).
+// Since Cᵀ = op(B)ᵀ·Aᵀ, we ask cuBLASLt for D(N×M) = op(X)·Y with X = the B
+// buffer and Y = the A buffer. nt: B is N×K row-major = column-major K×N, so
+// transa = T (the "TN" layout, the only one Hopper's fp8 kernels accept); nn:
+// B is K×N row-major = column-major N×K, transa = N. cuBLASLt's bias is per
+// row of D (N of them): the task's bias[N]. Its A is our B, so its A scale is
+// scale_b and its B scale scale_a.
 #include <cublasLt.h>
 
-#include <algorithm>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -18,58 +20,30 @@
 
 #include "evaluator/baselines/baselines.hpp"
 #include "evaluator/baselines/cuda_check.hpp"
+#include "evaluator/baselines/gemm_common.hpp"
 #include "evaluator/baselines/internal.hpp"
 
 namespace ptxbench {
 namespace {
 
 using baselines_detail::check_cu;
+using baselines_detail::check_lt;
 using baselines_detail::device_buffer;
+using baselines_detail::gemm_problem;
 
 constexpr size_t workspace_bytes = 64ull << 20;
 constexpr int max_algorithms = 16;
 
-void check_lt(cublasStatus_t s, const char* what) {
-  if (s == CUBLAS_STATUS_SUCCESS) return;
-  throw std::runtime_error(std::string(what) + ": " + cublasLtGetStatusName(s) + " (" + cublasLtGetStatusString(s) + ")");
-}
-
-cudaDataType_t lt_type(dtype t) {
-  switch (t) {
-    case dtype::bf16: return CUDA_R_16BF;
-    case dtype::fp16: return CUDA_R_16F;
-    case dtype::fp8_e4m3: return CUDA_R_8F_E4M3;
-    default: throw std::invalid_argument(std::string("GEMM baseline: unsupported input dtype ") + to_string(t));
-  }
-}
-
 class gemm_baseline final : public baseline {
  public:
-  gemm_baseline(const task& t, const size_point& s, const baseline_buffers& b) {
-    const tensor_spec* a_spec = t.find_tensor("A");
-    const tensor_spec* c_spec = t.find_tensor("C");
-    if (!a_spec || !t.find_tensor("B") || !c_spec) throw std::invalid_argument("GEMM task lacks tensors A, B, C");
-    if (c_spec->type != dtype::bf16 && c_spec->type != dtype::fp16)
-      throw std::invalid_argument("GEMM baseline: C must be bf16 or fp16");
-    // Measured: cuBLASLt 13.1 has no fp16 x fp16 -> bf16 kernel (NOT_SUPPORTED), so say so plainly.
-    if (a_spec->type == dtype::fp16 && c_spec->type == dtype::bf16)
-      throw std::invalid_argument("cuBLASLt offers no fp16 x fp16 -> bf16 GEMM; an fp16 GEMM task needs an fp16 C");
-    m_in_type = lt_type(a_spec->type);
-    m_out_type = c_spec->type == dtype::fp16 ? CUDA_R_16F : CUDA_R_16BF;
-    m_type_name = std::string(to_string(a_spec->type)) + " -> " + to_string(c_spec->type);
-    const int64_t M = baselines_detail::require_size(s, "M");
-    const int64_t N = baselines_detail::require_size(s, "N");
-    const int64_t K = baselines_detail::require_size(s, "K");
-    m_a = reinterpret_cast<const void*>(baselines_detail::require_buffer(b, "A"));
-    m_b = reinterpret_cast<const void*>(baselines_detail::require_buffer(b, "B"));
-    m_c = reinterpret_cast<void*>(baselines_detail::require_buffer(b, "C"));
-
+  gemm_baseline(const task& t, const size_point& s, const baseline_buffers& b) : m_p(gemm_problem::of(t, s)) {
     try {
-      set_up(M, N, K);
+      set_up();
     } catch (...) {
       release();  // the destructor does not run for a constructor that throws
       throw;
     }
+    bind(b);
   }
 
   ~gemm_baseline() override { release(); }
@@ -81,7 +55,12 @@ class gemm_baseline final : public baseline {
   bool bind(const baseline_buffers& b) override {
     m_a = reinterpret_cast<const void*>(baselines_detail::require_buffer(b, "A"));
     m_b = reinterpret_cast<const void*>(baselines_detail::require_buffer(b, "B"));
-    m_c = reinterpret_cast<void*>(baselines_detail::require_buffer(b, "C"));
+    m_d = reinterpret_cast<void*>(baselines_detail::require_buffer(b, m_p.output));
+    m_c = m_p.epilogue == "alpha_beta" ? reinterpret_cast<const void*>(baselines_detail::require_buffer(b, "C")) : m_d;
+    if (m_p.epilogue == "bias" || m_p.epilogue == "bias_gelu") {
+      const void* bias = reinterpret_cast<const void*>(baselines_detail::require_buffer(b, "bias"));
+      check_lt(cublasLtMatmulDescSetAttribute(m_op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "BIAS");
+    }
     return true;
   }
   void choose(CUstream stream) override {
@@ -94,16 +73,51 @@ class gemm_baseline final : public baseline {
   }
 
  private:
-  void set_up(int64_t M, int64_t N, int64_t K) {
+  void set_up() {
+    const gemm_problem& p = m_p;
     check_lt(cublasLtCreate(&m_handle), "cublasLtCreate");
     check_lt(cublasLtMatmulDescCreate(&m_op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
-    const cublasOperation_t trans_x = CUBLAS_OP_T, trans_y = CUBLAS_OP_N;
+    const cublasOperation_t trans_x = p.nn ? CUBLAS_OP_N : CUBLAS_OP_T, trans_y = CUBLAS_OP_N;
     check_lt(cublasLtMatmulDescSetAttribute(m_op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_x, sizeof(trans_x)), "TRANSA");
     check_lt(cublasLtMatmulDescSetAttribute(m_op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_y, sizeof(trans_y)), "TRANSB");
-    check_lt(cublasLtMatrixLayoutCreate(&m_x_layout, m_in_type, K, N, K), "layout X");
-    check_lt(cublasLtMatrixLayoutCreate(&m_y_layout, m_in_type, K, M, K), "layout Y");
-    check_lt(cublasLtMatrixLayoutCreate(&m_d_layout, m_out_type, N, M, N), "layout D");
+    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+    if (p.epilogue == "bias") epilogue = CUBLASLT_EPILOGUE_BIAS;
+    if (p.epilogue == "bias_gelu") epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
+    check_lt(cublasLtMatmulDescSetAttribute(m_op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)),
+             "EPILOGUE");
+    if (p.scaled) {
+      m_scales = device_buffer(2 * sizeof(float));
+      const float scales[2] = {p.scale_b, p.scale_a};  // cuBLASLt's A is our B
+      check_cu(cuMemcpyHtoD(m_scales.get(), scales, sizeof scales), "cuMemcpyHtoD (fp8 scales)");
+      const float* a_scale = reinterpret_cast<const float*>(m_scales.get());
+      const float* b_scale = a_scale + 1;
+      check_lt(cublasLtMatmulDescSetAttribute(m_op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale, sizeof(a_scale)),
+               "A_SCALE_POINTER");
+      check_lt(cublasLtMatmulDescSetAttribute(m_op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale, sizeof(b_scale)),
+               "B_SCALE_POINTER");
+    }
+    const int64_t M = p.m, N = p.n, K = p.k;
+    if (p.nn)
+      check_lt(cublasLtMatrixLayoutCreate(&m_x_layout, p.in_type, N, K, N), "layout X");
+    else
+      check_lt(cublasLtMatrixLayoutCreate(&m_x_layout, p.in_type, K, N, K), "layout X");
+    check_lt(cublasLtMatrixLayoutCreate(&m_y_layout, p.in_type, K, M, K), "layout Y");
+    check_lt(cublasLtMatrixLayoutCreate(&m_d_layout, p.out_type, N, M, N), "layout D");
+    if (p.batch > 1) {
+      batch(m_x_layout, N * K);
+      batch(m_y_layout, M * K);
+      batch(m_d_layout, M * N);
+    }
     m_workspace = device_buffer(workspace_bytes);
+  }
+
+  void batch(cublasLtMatrixLayout_t layout, int64_t stride) {
+    const int32_t count = static_cast<int32_t>(m_p.batch);
+    check_lt(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
+             "BATCH_COUNT");
+    check_lt(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                              sizeof(stride)),
+             "STRIDED_BATCH_OFFSET");
   }
 
   void release() {
@@ -118,9 +132,8 @@ class gemm_baseline final : public baseline {
   }
 
   cublasStatus_t launch(const cublasLtMatmulAlgo_t& algo, CUstream stream) {
-    const float alpha = 1.0f, beta = 0.0f;
-    return cublasLtMatmul(m_handle, m_op, &alpha, m_b, m_x_layout, m_a, m_y_layout, &beta, m_c, m_d_layout, m_c,
-                          m_d_layout, &algo, m_workspace.ptr(), m_workspace.bytes(),
+    return cublasLtMatmul(m_handle, m_op, &m_p.alpha, m_b, m_x_layout, m_a, m_y_layout, &m_p.beta, m_c, m_d_layout,
+                          m_d, m_d_layout, &algo, m_workspace.ptr(), m_workspace.bytes(),
                           reinterpret_cast<cudaStream_t>(stream));
   }
 
@@ -156,18 +169,16 @@ class gemm_baseline final : public baseline {
     cublasLtMatmulAlgoConfigGetAttribute(&m_algo, CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof(algo_id), nullptr);
     cublasLtMatmulAlgoConfigGetAttribute(&m_algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile), nullptr);
     std::ostringstream n;
-    const size_t v = cublasLtGetVersion();  // major*10000 + minor*100 + patch
-    n << "cuBLASLt " << v / 10000 << "." << (v / 100) % 100 << "." << v % 100 << " " << m_type_name << " GEMM, best of " << timed
+    n << baselines_detail::lt_version() << " " << m_p.describe() << " GEMM, best of " << timed
       << " heuristic algorithms (algo id " << algo_id << ", tile " << tile << ")";
     m_name = n.str();
   }
 
-  cudaDataType_t m_in_type = CUDA_R_16BF;
-  cudaDataType_t m_out_type = CUDA_R_16BF;
-  std::string m_type_name;
+  gemm_problem m_p;
   const void* m_a = nullptr;
   const void* m_b = nullptr;
-  void* m_c = nullptr;
+  const void* m_c = nullptr;
+  void* m_d = nullptr;
   cublasLtHandle_t m_handle = nullptr;
   cublasLtMatmulDesc_t m_op = nullptr;
   cublasLtMatrixLayout_t m_x_layout = nullptr;
@@ -176,14 +187,16 @@ class gemm_baseline final : public baseline {
   cublasLtMatmulAlgo_t m_algo{};
   bool m_chosen = false;
   device_buffer m_workspace;
+  device_buffer m_scales;
   std::string m_name;
 };
 
 }  // namespace
 
 std::unique_ptr<baseline> make_gemm_baseline(const task& t, const size_point& s, const baseline_buffers& b,
-                                             CUstream) {
+                                             CUstream stream) {
   try {
+    if (t.op.grouped) return baselines_detail::make_grouped_gemm_baseline(t, s, b, stream);
     return std::make_unique<gemm_baseline>(t, s, b);
   } catch (const std::exception& e) {
     return baselines_detail::make_unavailable("cuBLASLt GEMM", e.what());

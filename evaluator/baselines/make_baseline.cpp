@@ -50,6 +50,9 @@ std::unique_ptr<baseline> make_baseline(const task& t, const size_point& s, cons
     made = make_gemm_baseline(t, s, b, stream);
   else if (t.baseline == "cudnn_sdpa_fwd" || t.baseline == "cudnn_sdpa_bwd")
     made = make_attention_baseline(t, s, b, stream);
+  else if (t.baseline == "roofline")
+    return baselines_detail::make_unavailable(
+        "roofline floor", "no library covers this variant: the speedup is against the roofline floor");
   else
     return baselines_detail::make_unavailable(t.baseline, "unknown baseline '" + t.baseline + "' in task " + t.id);
   if (when == baseline_choice::now && made && made->available()) {

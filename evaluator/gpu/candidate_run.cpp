@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "evaluator/api/expression.hpp"
+#include "evaluator/api/hidden_sizes.hpp"
 #include "evaluator/gpu/cuda_check.hpp"
 #include "evaluator/gpu/kernels.hpp"
 #include "evaluator/gpu/where_summary.hpp"
@@ -14,7 +15,7 @@ std::unique_ptr<size_run> make_size_run(worker_state& w, CUmodule module, const 
                                         const size_point& s) {
   auto r = std::make_unique<size_run>();
   r->size = s;
-  r->size_name = size_text(s);
+  r->size_name = size_label(t, s);
   for (const auto& ts : t.tensors) {
     size_t bytes = size_t(tensor_elements(ts, s)) * size_t(dtype_bytes(ts.type));
     r->buffers[ts.name] = std::make_unique<guarded_buffer>(bytes);
@@ -62,7 +63,7 @@ std::optional<runtime_report> run_launches(worker_state& w, size_run& r, double 
                                            const std::string& context) {
   for (size_t i = 0; i < r.plan.launches.size(); ++i) {
     prepared_launch& l = r.plan.launches[i];
-    std::string what = "launch " + std::to_string(i) + " (" + l.kernel + ") at size " + r.size_name;
+    std::string what = "launch " + std::to_string(i) + " (" + l.kernel + ") " + at_size(r.size_name);
     w.report(what, time_limit_ms, int(i), r.size_name);
     CUresult e = enqueue(l, w.stream);
     bool at_launch = e != CUDA_SUCCESS;
@@ -71,6 +72,7 @@ std::optional<runtime_report> run_launches(worker_state& w, size_run& r, double 
     runtime_report rt;
     rt.launch_index = int(i);
     rt.size = r.size_name;
+    rt.hidden_size = r.size.hidden;
     // A non-sticky error can still have broken the context: probe it.
     rt.context_lost = is_sticky(e) || cuCtxSynchronize() != CUDA_SUCCESS;
     rt.error = describe(e) + (at_launch ? " when launching " : " in ") + what +
@@ -153,10 +155,12 @@ output_check compare_with_reference(worker_state& w, const task& t, const std::s
   PTXB_CU(cuMemcpyDtoHAsync(&host, totals.ptr(), sizeof host, w.stream));
   PTXB_CU(cuStreamSynchronize(w.stream));
   output_check c = judge_totals(t, name, r.size_name, elements, host);
+  c.hidden_size = r.size.hidden;
   if (host.bad == 0) return c;
 
   bad_element_map m;
   m.tensor = name;
+  m.relative = r.size.hidden;
   m.rows = rows;
   m.cols = cols;
   m.bad = int64_t(host.bad);

@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cstdio>
 
+#include "evaluator/api/hidden_sizes.hpp"
 #include "evaluator/gpu/cuda_check.hpp"
+#include "evaluator/gpu/where_summary.hpp"
 
 namespace ptxbench::gpu {
 namespace {
@@ -25,32 +27,7 @@ std::vector<size_point> ordered_sizes(const task& t) {
   return v;
 }
 
-std::string pct(double f) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3g%%", 100 * f);
-  return b;
-}
-
 }  // namespace
-
-std::string correctness_headline(const correctness_report& r) {
-  for (const auto& c : r.outputs) {
-    if (c.passed) continue;
-    char buf[256];
-    std::snprintf(buf, sizeof buf, "%s wrong at %s (%s): %lld of %lld elements bad (%s), max abs error %.3g, rel L2 %.3g",
-                  c.tensor.c_str(), c.size.c_str(),
-                  c.timed_run     ? "in a timed run"
-                  : c.hidden_seed ? "hidden seed"
-                                  : ("seed " + std::to_string(c.seed)).c_str(),
-                  (long long)(c.mismatch_fraction * double(c.elements) + 0.5), (long long)c.elements,
-                  pct(c.mismatch_fraction).c_str(), c.max_abs_error, c.rel_l2_error);
-    std::string h = buf;
-    if (!c.where.empty()) h += "; " + c.where;
-    if (!r.note.empty()) h += "; " + r.note;
-    return h;
-  }
-  return r.note;
-}
 
 bool check_outputs(worker_state& w, reference_cache& refs, const task& t, const size_run& run,
                    const reference_set& ref, uint64_t seed, bool hidden, correctness_report& report) {
@@ -89,10 +66,10 @@ correctness_outcome run_correctness(worker_state& w, reference_cache& refs, CUmo
   };
   std::vector<size_point> sizes = ordered_sizes(t);
   for (size_t si = 0; si < sizes.size(); ++si) {
-    w.report("allocating buffers at size " + size_text(sizes[si]), 60000);
+    w.report("allocating buffers " + at_size(size_label(t, sizes[si])), 60000);
     auto run = make_size_run(w, module, t, job.m, sizes[si]);
     if (!run->plan.refusal.empty()) {
-      out.runtime = runtime_report{"launch refused: " + run->plan.refusal, -1, run->size_name, false};
+      out.runtime = runtime_report{"launch refused: " + run->plan.refusal, -1, run->size_name, false, run->size.hidden};
       out.runtime_stage = {stage_status::failed, out.runtime->error, 0.0};
       out.correctness_stage = {stage_status::not_run, "not reached: runtime failed", 0.0};
       return out;
@@ -100,7 +77,7 @@ correctness_outcome run_correctness(worker_state& w, reference_cache& refs, CUmo
     uint64_t previous_hash = 0;
     bool previous_passed = false;
     for (const auto& [seed, hidden] : seeds) {
-      w.report("inputs and references for seed at size " + run->size_name, 120000);
+      w.report("inputs and references for seed " + at_size(run->size_name), 120000);
       std::shared_ptr<const reference_set> ref = refs.prepare(t, run->size, seed, run->addresses, !hidden);
       prepare_buffers(w, t, job.m, *run, globals);
       make_l2_cold(w, *run);
@@ -113,7 +90,7 @@ correctness_outcome run_correctness(worker_state& w, reference_cache& refs, CUmo
         out.correctness_stage = {stage_status::not_run, "not reached: runtime failed", 0.0};
         return out;
       }
-      w.report("checking outputs at size " + run->size_name, 60000);
+      w.report("checking outputs " + at_size(run->size_name), 60000);
       for (const auto& [name, buf] : run->buffers) {
         int64_t damaged = buf->damaged_guard_bytes(w.scratch8.as<unsigned long long>(), w.stream);
         if (damaged > 0 && out.report.guards_intact)

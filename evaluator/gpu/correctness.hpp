@@ -36,7 +36,4 @@ correctness_outcome run_correctness(worker_state& w, reference_cache& refs, CUmo
 bool check_outputs(worker_state& w, reference_cache& refs, const task& t, const size_run& run,
                    const reference_set& ref, uint64_t seed, bool hidden, correctness_report& report);
 
-// One line for the model about the first failing check of a report.
-std::string correctness_headline(const correctness_report& r);
-
 }  // namespace ptxbench::gpu

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "evaluator/api/expression.hpp"
+#include "evaluator/api/hidden_sizes.hpp"
 #include "evaluator/gpu/candidate_run.hpp"
 #include "evaluator/gpu/correctness.hpp"
 #include "evaluator/gpu/cuda_check.hpp"
@@ -177,7 +178,7 @@ protocol::dynamic_counts count_pass(worker_state& w, reference_cache& refs, cons
   d.size_index = job.count_size;
   d.launch = job.count_launch;
   const size_point& s = job.t.sizes.at(size_t(job.count_size));
-  d.size = size_text(s);
+  d.size = size_label(job.t, s);
   d.task_flops = task_flops(job.t, s);
 #ifdef PTXBENCH_HAVE_PROFILE
   w.report("counting executed instructions of launch " + std::to_string(job.count_launch) + " at " + d.size,

@@ -2,7 +2,6 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
-#include <cfloat>
 
 #include "evaluator/gpu/kernels.hpp"
 
@@ -205,55 +204,6 @@ __global__ void compare_kernel(const void* out, elem t, const float* ref, int64_
   }
 }
 
-__device__ float block_reduce(float v, bool is_max) {
-  __shared__ float part[32];
-  for (int o = 16; o > 0; o >>= 1) {
-    float w = __shfl_xor_sync(0xffffffffu, v, o);
-    v = is_max ? fmaxf(v, w) : v + w;
-  }
-  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __syncthreads();
-  if (lane == 0) part[warp] = v;
-  __syncthreads();
-  int warps = blockDim.x / 32;
-  v = lane < warps ? part[lane] : (is_max ? -FLT_MAX : 0.f);
-  for (int o = 16; o > 0; o >>= 1) {
-    float w = __shfl_xor_sync(0xffffffffu, v, o);
-    v = is_max ? fmaxf(v, w) : v + w;
-  }
-  return v;
-}
-
-__global__ void softmax_kernel(float* s, int cols, int64_t rows_per_head, bool causal, float* lse_out,
-                               const float* lse_in) {
-  int64_t row = blockIdx.x;
-  float* x = s + row * cols;
-  int limit = causal ? int(row % rows_per_head) + 1 : cols;
-  float lse;
-  if (lse_in) {
-    lse = lse_in[row];
-  } else {
-    float m = -FLT_MAX;
-    for (int j = threadIdx.x; j < limit; j += blockDim.x) m = fmaxf(m, x[j]);
-    m = block_reduce(m, true);
-    float sum = 0.f;
-    for (int j = threadIdx.x; j < limit; j += blockDim.x) sum += expf(x[j] - m);
-    sum = block_reduce(sum, false);
-    lse = m + logf(sum);
-    if (threadIdx.x == 0) lse_out[row] = lse;
-  }
-  for (int j = threadIdx.x; j < cols; j += blockDim.x) x[j] = j < limit ? expf(x[j] - lse) : 0.f;
-}
-
-__global__ void row_dot_kernel(const float* a, const float* b, int64_t rows, int d, float* out) {
-  int64_t row = blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32;
-  if (row >= rows) return;
-  float acc = 0.f;
-  for (int k = threadIdx.x % 32; k < d; k += 32) acc += a[row * d + k] * b[row * d + k];
-  for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-  if (threadIdx.x % 32 == 0) out[row] = acc;
-}
-
 __global__ void softmax_backward_kernel(float* dp, const float* p, const float* delta, int64_t n, int cols) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     dp[i] = p[i] * (dp[i] - delta[i / cols]);
@@ -327,16 +277,6 @@ void compare_output(CUdeviceptr out, elem t, const float* ref, int64_t n, int64_
   int64_t tile_cols = (cols + 127) / 128;
   compare_kernel<<<blocks_for(n), k_threads, 0, stream>>>(reinterpret_cast<const void*>(out), t, ref, n, cols, atol,
                                                           rtol, totals, row_bad, col_bad, tile_bad, tile_cols);
-}
-
-void softmax_rows(float* scores, int64_t rows, int cols, int64_t rows_per_head, bool causal, float* lse_out,
-                  const float* lse_in, CUstream stream) {
-  softmax_kernel<<<unsigned(rows), k_threads, 0, stream>>>(scores, cols, rows_per_head, causal, lse_out, lse_in);
-}
-
-void row_dot(const float* a, const float* b, int64_t rows, int d, float* out, CUstream stream) {
-  int warps = k_threads / 32;
-  row_dot_kernel<<<unsigned((rows + warps - 1) / warps), k_threads, 0, stream>>>(a, b, rows, d, out);
 }
 
 void softmax_backward(float* dp, const float* p, const float* delta, int64_t rows, int cols, CUstream stream) {

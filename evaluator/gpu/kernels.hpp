@@ -1,7 +1,8 @@
 #pragma once
 // Helper kernels of the worker: seeded random inputs, type conversions,
-// checksums, guard checks, output comparison and the softmax pieces of the
-// fp32 attention references. All are asynchronous on `stream` unless noted.
+// checksums, guard checks, output comparison and the softmax backward step of
+// the fp32 attention references (the rest: reference_kernels.hpp). All are
+// asynchronous on `stream` unless noted.
 #include <cuda.h>
 
 #include <cstdint>
@@ -66,13 +67,6 @@ struct compare_totals {
 void compare_output(CUdeviceptr out, elem t, const float* ref, int64_t n, int64_t cols, float atol, float rtol,
                     compare_totals* totals, unsigned* row_bad, unsigned* col_bad, unsigned* tile_bad, CUstream stream);
 
-// Row softmax of scores S [rows, cols] in place, giving P. rows_per_head is the
-// query count S of one head (query index = row % rows_per_head) for the causal
-// mask j <= i. With lse_in null, computes LSE into lse_out; else uses lse_in.
-void softmax_rows(float* scores, int64_t rows, int cols, int64_t rows_per_head, bool causal, float* lse_out,
-                  const float* lse_in, CUstream stream);
-// delta[r] = sum_d dO[r, d] * O[r, d]
-void row_dot(const float* a, const float* b, int64_t rows, int d, float* out, CUstream stream);
 // dp[r, c] = p[r, c] * (dp[r, c] - delta[r])  (dS of attention backward, in place)
 void softmax_backward(float* dp, const float* p, const float* delta, int64_t rows, int cols, CUstream stream);
 

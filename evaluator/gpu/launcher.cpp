@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "evaluator/api/expression.hpp"
+#include "evaluator/api/hidden_sizes.hpp"
 #include "evaluator/gpu/cuda_check.hpp"
 
 namespace ptxbench::gpu {
@@ -169,7 +170,7 @@ launch_plan prepare_launches(CUmodule module, const manifest& m, const task& t, 
     const launch_spec& spec = m.launches[li];
     std::string where = "launch " + std::to_string(li) + " (" + spec.kernel + ")";
     auto refuse = [&](const std::string& why) {
-      plan.refusal = where + " at size " + size_text(s) + ": " + why;
+      plan.refusal = where + " " + at_size(size_label(t, s)) + ": " + why;
       return plan;
     };
     prepared_launch l;

@@ -1,11 +1,13 @@
 #pragma once
 // Inputs and fp32 references of one task at one size and seed. Inputs are
 // seeded draws from each tensor's distribution in the task (uniform in
-// [-1, 1] unless it says otherwise; never zeros); attention backward's O and
-// LSE inputs are the fp32 forward pass of its Q, K, V (O rounded to bf16).
+// [-1, 1] unless it says otherwise; never zeros), index inputs (group offsets,
+// cu_seqlens) fixed functions of the sizes; attention backward's O and LSE
+// inputs are the fp32 forward pass of its Q, K, V (O rounded to bf16).
 // References are computed in fp32 on pristine inputs, before the candidate
-// runs: GEMM and attention products through cuBLAS SGEMM in pedantic fp32
-// (no TF32), softmax in fp32. The public seeds' are cached per (task, size,
+// runs (reference_compute.hpp: every variant of docs/task-suite.md): GEMM and
+// attention products through cuBLAS SGEMM in pedantic fp32 (no TF32),
+// epilogues and softmax in fp32. The public seeds' are cached per (task, size,
 // seed); the hidden and timing seeds change with every evaluation and are not.
 //
 // A candidate that writes outside its buffers could reach a reference and
@@ -23,15 +25,10 @@
 #include "evaluator/api/task.hpp"
 #include "evaluator/gpu/device_memory.hpp"
 #include "evaluator/gpu/kernels.hpp"
+#include "evaluator/gpu/reference_compute.hpp"
 #include "evaluator/gpu/worker_state.hpp"
 
 namespace ptxbench::gpu {
-
-struct reference_set {
-  std::map<std::string, device_memory> outputs;        // fp32, by output tensor name
-  std::map<std::string, device_memory> derived_inputs;  // inputs that are not random (attention bwd O, LSE)
-  std::map<std::string, uint64_t> checksums;            // of every buffer above, when computed
-};
 
 class reference_cache {
  public:
@@ -63,11 +60,12 @@ class reference_cache {
   std::vector<std::pair<std::string, std::shared_ptr<void>>> m_kept;  // oldest first
 };
 
-// Writes the inputs of `seed` (every input tensor drawn from its
-// distribution, except the derived ones of attention backward).
+// Writes the inputs of `seed`: every input tensor drawn from its
+// distribution, except the derived ones of attention backward and the index
+// inputs (group offsets, cu_seqlens), which are written from the sizes, the
+// same for every seed. Throws std::runtime_error for an index input whose
+// type or element count does not fit its sizes.
 void fill_inputs(worker_state& w, const task& t, const size_point& s, uint64_t seed,
                  const std::map<std::string, CUdeviceptr>& tensors);
-
-elem to_elem(dtype t);
 
 }  // namespace ptxbench::gpu

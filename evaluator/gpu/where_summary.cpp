@@ -4,6 +4,8 @@
 #include <sstream>
 #include <utility>
 
+#include "evaluator/api/hidden_sizes.hpp"
+
 namespace ptxbench::gpu {
 namespace {
 
@@ -64,10 +66,93 @@ std::string periodic_note(const std::vector<bool>& bad_tiles, const char* what) 
   return "";
 }
 
+std::string pct(double f) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g%%", 100 * f);
+  return b;
+}
+
+// "the last 3% of rows", "the first 50% of columns", "rows from 20% to 30% of
+// the way", with "(within the last row tile)" when the range lies inside it.
+std::string relative_range(const std::pair<int64_t, int64_t>& r, int64_t extent, const char* what) {
+  auto [a, b] = r;
+  const double n = double(extent);
+  std::string s;
+  if (b == extent - 1) s = "the last " + pct(double(b - a + 1) / n) + " of " + what + "s";
+  else if (a == 0) s = "the first " + pct(double(b + 1) / n) + " of " + what + "s";
+  else s = std::string(what) + "s from " + pct(double(a) / n) + " to " + pct(double(b + 1) / n) + " of the way";
+  const int64_t last_tile_start = (extent - 1) / k_tile * k_tile;
+  if (extent > k_tile && a >= last_tile_start) s += std::string(" (within the last ") + what + " tile)";
+  else if (extent > k_tile && b < k_tile) s += std::string(" (within the first ") + what + " tile)";
+  return s;
+}
+
+std::string tile_position(int64_t index, int64_t extent, const char* what) {
+  const int64_t tiles = (extent + k_tile - 1) / k_tile, t = index / k_tile;
+  if (tiles == 1) return std::string("the only ") + what + " tile";
+  return std::string(t == 0 ? "the first " : t == tiles - 1 ? "the last " : "an inner ") + what + " tile";
+}
+
+// The summary at a hidden size: shares of rows, columns and tiles.
+std::string summarize_relative(const bad_element_map& m) {
+  std::vector<std::string> parts;
+  const double n = double(m.rows * m.cols);
+  if (m.bad == m.rows * m.cols) parts.push_back("every element is wrong");
+  if (m.untouched > 0) parts.push_back(pct(double(m.untouched) / n) + " of the elements never written");
+  if (m.nonfinite > 0) parts.push_back(pct(double(m.nonfinite) / n) + " of the elements NaN/Inf");
+  if (m.bad < m.rows * m.cols) {
+    auto rows = ranges_of(m.row_bad);
+    auto cols = ranges_of(m.col_bad);
+    bool all_rows = rows.size() == 1 && rows[0].first == 0 && rows[0].second == m.rows - 1;
+    bool all_cols = cols.size() == 1 && cols[0].first == 0 && cols[0].second == m.cols - 1;
+    if (!all_rows && rows.size() == 1) parts.push_back("bad elements confined to " + relative_range(rows[0], m.rows, "row"));
+    if (!all_cols && cols.size() == 1)
+      parts.push_back("bad elements confined to " + relative_range(cols[0], m.cols, "column"));
+    int64_t bad_tiles = 0;
+    for (uint32_t t : m.tile_bad) bad_tiles += t != 0;
+    if (bad_tiles < int64_t(m.tile_bad.size()))
+      parts.push_back("in " + pct(double(bad_tiles) / double(m.tile_bad.size())) + " of the 128x128 tiles");
+  }
+  if (m.first_bad >= 0) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, m.first_untouched ? " never written (expected %.4g)" : " = %.4g (expected %.4g)",
+                  m.first_untouched ? m.first_expected : m.first_got, m.first_expected);
+    parts.push_back("the first bad element of " + m.tensor + " lies in " + tile_position(m.first_bad / m.cols, m.rows, "row") +
+                    " and " + tile_position(m.first_bad % m.cols, m.cols, "column") + buf);
+  }
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
 }  // namespace
+
+std::string correctness_headline(const correctness_report& r) {
+  for (const auto& c : r.outputs) {
+    if (c.passed) continue;
+    const std::string seed = c.timed_run ? "in a timed run" : c.hidden_seed ? "hidden seed" : "seed " + std::to_string(c.seed);
+    char buf[512];
+    // At a hidden size the element counts would tell its extent: shares only.
+    if (c.hidden_size)
+      std::snprintf(buf, sizeof buf, "%s wrong %s (%s): %s of %s bad, max abs error %.3g, rel L2 %.3g", c.tensor.c_str(),
+                    at_size(c.size).c_str(), seed.c_str(), pct(c.mismatch_fraction).c_str(), c.tensor.c_str(),
+                    c.max_abs_error, c.rel_l2_error);
+    else
+      std::snprintf(buf, sizeof buf, "%s wrong at %s (%s): %lld of %lld elements bad (%s), max abs error %.3g, rel L2 %.3g",
+                    c.tensor.c_str(), c.size.c_str(), seed.c_str(),
+                    (long long)(c.mismatch_fraction * double(c.elements) + 0.5), (long long)c.elements,
+                    pct(c.mismatch_fraction).c_str(), c.max_abs_error, c.rel_l2_error);
+    std::string h = buf;
+    if (!c.where.empty()) h += "; " + c.where;
+    if (!r.note.empty()) h += "; " + r.note;
+    return h;
+  }
+  return r.note;
+}
 
 std::string summarize_bad_elements(const bad_element_map& m) {
   if (m.bad == 0) return "";
+  if (m.relative) return summarize_relative(m);
   std::vector<std::string> parts;
   int64_t n = m.rows * m.cols;
   if (m.bad == n) parts.push_back("every element is wrong");

@@ -1,11 +1,15 @@
 #pragma once
 // Where the bad elements of one output sit, in words a model can act on:
 // "bad elements confined to rows 3968-4095 (the last row tile)", "every 2nd
-// column tile", "512 elements never written". Plain C++ (no CUDA), so it is
-// unit-tested without a GPU.
+// column tile", "512 elements never written". At a hidden size the same
+// facts in shares and first/last tiles ("the last 2.9% of columns (within the
+// last column tile)"), never an index or a count that would tell the size.
+// Plain C++ (no CUDA), so it is unit-tested without a GPU.
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "evaluator/api/evaluation.hpp"
 
 namespace ptxbench::gpu {
 
@@ -23,8 +27,13 @@ struct bad_element_map {
   double first_got = 0.0;
   double first_expected = 0.0;
   bool first_untouched = false;
+  bool relative = false;             // a hidden size: no indices, no counts
 };
 
 std::string summarize_bad_elements(const bad_element_map& m);
+
+// One line for the model about the first failing check of a report; at a
+// hidden size the shares only (output_check::hidden_size).
+std::string correctness_headline(const correctness_report& r);
 
 }  // namespace ptxbench::gpu

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "evaluator/api/expression.hpp"
+#include "evaluator/api/hidden_sizes.hpp"
 
 namespace ptxbench {
 namespace {
@@ -127,7 +128,7 @@ std::string math_operand_type(const sass_instruction& inst) {
 
 size_counts counted_size_facts(const task& t, const manifest& m, const size_point& s) {
   size_counts sc;
-  sc.size = describe_size(s);
+  sc.size = size_label(t, s);
   sc.task_flops = task_flops(t, s);
   std::set<std::string> mapped;
   for (const auto& l : m.launches) {

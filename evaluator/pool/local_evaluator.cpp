@@ -17,6 +17,7 @@
 #include <random>
 #include <set>
 
+#include "evaluator/api/hidden_sizes.hpp"
 #include "evaluator/api/json_path.hpp"
 #include "evaluator/compile/compile.hpp"
 #include "evaluator/pool/gpu_slot.hpp"
@@ -161,6 +162,9 @@ class local_evaluator final : public evaluator {
     note(r, t0, "done");
     std::stable_sort(r.timeline.begin(), r.timeline.end(),
                      [](const timeline_step& a, const timeline_step& b) { return a.at_ms < b.at_ms; });
+    // Last, so that no message written on the way (the worker's, the
+    // manifest check's, a launch refusal's) carries a hidden size's numbers.
+    redact_hidden_sizes(r, req.t);
     return r;
   }
 
@@ -267,7 +271,8 @@ class local_evaluator final : public evaluator {
 
   std::string gpu_unavailable_reason(const evaluation_request& req) const {
     if (!req.run_gpu) return "GPU stages not requested (compile and static checks only)";
-    if (!req.t.runs_on_hopper) return req.t.arch + " task: not runnable on this Hopper GPU (compile and static checks only)";
+    if (!req.t.runs_on_hopper)
+      return req.t.arch + " task: not runnable on this Hopper GPU (" + k_compile_and_static_only + ")";
     if (m_slots.empty()) return m_no_gpu_reason;
     std::string dev = m_slots.front()->hello().arch;
     if (!dev.empty() && device_arch_of(req.t.arch) != dev)

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "evaluator/api/verdict.hpp"
 #include "evaluator/pool/instruction_proof.hpp"
 
 namespace ptxbench {
@@ -68,24 +69,15 @@ void finish_verdict(evaluation_result& r) {
     r.headline = buf;
     return;
   }
-  int chosen = -1;
-  // A failure of the candidate comes first, wherever an evaluator failure
-  // sits: a failed stage is a fact about the candidate that no error of the
-  // harness (before or after it) can make untrue, and a candidate that could
-  // provoke an evaluator error would otherwise escape its verdict.
-  for (int i = 0; i < stage_count && chosen < 0; ++i)
-    if (r.stages[stage(i)].status == stage_status::failed) chosen = i;
-  if (chosen < 0)
-    for (int i = 0; i < stage_count && chosen < 0; ++i)
-      if (r.stages[stage(i)].status == stage_status::error) chosen = i;
-  if (chosen >= 0 && r.stages[stage(chosen)].status == stage_status::error) {
-    r.verdict = stage(chosen);
+  // The verdict's stage as evaluator/api/verdict.hpp chooses it: the first
+  // failed stage whatever evaluator error another stage holds, then the first
+  // evaluator error, then the first stage not passed.
+  const verdict v = verdict_of(r);
+  r.verdict = v.at;
+  if (v.kind == verdict_kind::error) {
     r.headline = std::string("evaluator error at ") + to_string(r.verdict) + ": " + r.stages[r.verdict].reason;
     return;
   }
-  for (int i = 0; i < stage_count && chosen < 0; ++i)
-    if (r.stages[stage(i)].status != stage_status::passed) chosen = i;
-  r.verdict = stage(chosen);
   const stage_outcome& o = r.stages[r.verdict];
   r.headline = std::string(to_string(r.verdict)) + " " + to_string(o.status) + (o.reason.empty() ? "" : ": " + o.reason);
 }

@@ -52,11 +52,40 @@ inline process_result wait_for(pid_t pid, const std::filesystem::path& log) {
   return r;
 }
 
-inline process_result run_ptxbench(const std::vector<std::string>& args, const std::filesystem::path& cwd) {
+// Runs any program (found on PATH) with `args` in `cwd`, output to `log`.
+inline pid_t spawn_command(const std::vector<std::string>& args, const std::filesystem::path& cwd,
+                           const std::filesystem::path& log) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(cwd.c_str()) != 0) _exit(126);
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+inline std::filesystem::path next_log_path() {
   // A log per process and call, outside the working folder: tests run in parallel.
   static int calls = 0;
-  auto log = std::filesystem::temp_directory_path() /
-             ("ptxbench_cli_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + ".log");
+  return std::filesystem::temp_directory_path() /
+         ("ptxbench_cli_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + ".log");
+}
+
+inline process_result run_command(const std::vector<std::string>& args, const std::filesystem::path& cwd) {
+  const auto log = next_log_path();
+  auto r = wait_for(spawn_command(args, cwd, log), log);
+  std::filesystem::remove(log);
+  return r;
+}
+
+inline process_result run_ptxbench(const std::vector<std::string>& args, const std::filesystem::path& cwd) {
+  const auto log = next_log_path();
   auto r = wait_for(spawn_ptxbench(args, cwd, log), log);
   std::filesystem::remove(log);
   return r;

@@ -23,10 +23,19 @@ TEST_CASE("tasks list - show and check") {
   auto r = test::run_ptxbench({"tasks", "list"}, PTXBENCH_SOURCE_DIR);
   CHECK(r.exit_code == 0);
   CHECK(r.output.find("gemm_bf16_tcgen05") != std::string::npos);
-  CHECK(r.output.find("compile + static only") != std::string::npos);
+  CHECK(r.output.find("compile and SASS only (sm_100a)") != std::string::npos);
+  CHECK(r.output.find("50 tasks: 42 judged on the GPU, 8 at the compile and SASS level only") != std::string::npos);
   r = test::run_ptxbench({"tasks", "show", "attention_fwd_bf16_wgmma_causal", "--prompt"}, PTXBENCH_SOURCE_DIR);
   CHECK(r.exit_code == 0);
   CHECK(r.output.find("Task id: attention_fwd_bf16_wgmma_causal") != std::string::npos);
+  // The constraints and the shown sizes; of the hidden ones only how many there are.
+  CHECK(r.output.find("Every size obeys: S (the sequence length) is a multiple of 128") != std::string::npos);
+  CHECK(r.output.find("- B=4 D=128 H=16 S=4096 (timed)") != std::string::npos);
+  CHECK(r.output.find("- and 3 hidden sizes that obey the same constraints") != std::string::npos);
+  CHECK(r.output.find("S=640") == std::string::npos);
+  r = test::run_ptxbench({"tasks", "show", "gemm_bf16_general"}, PTXBENCH_SOURCE_DIR);
+  CHECK(r.output.find("size a hidden size where") != std::string::npos);
+  CHECK(r.output.find("M=3001") == std::string::npos);
   r = test::run_ptxbench({"tasks", "check"}, PTXBENCH_SOURCE_DIR);
   CHECK(r.exit_code == 0);
   r = test::run_ptxbench({"tasks", "show", "nope"}, PTXBENCH_SOURCE_DIR);

@@ -2,6 +2,8 @@
 // (exit 2) with a message naming it, and none leaves a database behind.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_test_util.hpp"
 
 using namespace ptxbench;
@@ -102,7 +104,7 @@ TEST_CASE("an invalid branch on the command line - in PTXBENCH_BRANCH or in a co
   auto r = test::run_ptxbench({"run", "--db", db, "--quiet"}, PTXBENCH_SOURCE_DIR);
   ::unsetenv("PTXBENCH_BRANCH");
   CHECK(r.exit_code == 2);
-  CHECK(r.output.find("--branch: 99 is out of range (1 to 16)") != std::string::npos);
+  CHECK(r.output.find("PTXBENCH_BRANCH: 99 is out of range (1 to 16)") != std::string::npos);
   for (const std::string bad : {"0", "-3", "17", "1.5", "\"2\""}) {
     std::ofstream(dir / "c.json") << R"({"name": "x", "branch": )" << bad << "}";
     r = test::run_ptxbench({"run", "--config", (dir / "c.json").string(), "--db", db, "--quiet"}, PTXBENCH_SOURCE_DIR);
@@ -111,5 +113,27 @@ TEST_CASE("an invalid branch on the command line - in PTXBENCH_BRANCH or in a co
     CHECK(r.output.find("c.json: $.branch: ") != std::string::npos);
     CHECK_FALSE(fs::exists(db));
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("an unknown suite is an input error naming the known ones - before any database exists") {
+  const fs::path dir = fresh_dir("suite");
+  const std::string db = (dir / "r.db").string();
+  auto r = test::run_ptxbench({"run", "--db", db, "--suite", "quick", "--quiet"}, PTXBENCH_SOURCE_DIR);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("unknown suite 'quick' (known: core, full)") != std::string::npos);
+  r = test::run_ptxbench({"run", "--config", "configs/demo.json", "--db", db, "--suite", "core", "--tasks",
+                          "gemm_bf16_llm_up", "--quiet"},
+                         PTXBENCH_SOURCE_DIR);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("unknown task 'gemm_bf16_llm_up' in suite 'core'") != std::string::npos);
+  CHECK_FALSE(fs::exists(db));
+  r = test::run_ptxbench({"tasks", "list", "--suite", "core", "--json"}, PTXBENCH_SOURCE_DIR);
+  REQUIRE(r.exit_code == 0);
+  auto listed = nlohmann::json::parse(r.output);
+  CHECK(listed.size() == 8);
+  for (const auto& t : listed) CHECK(t.at("suites").dump().find("core") != std::string::npos);
+  r = test::run_ptxbench({"tasks", "list", "--suite", "nope"}, PTXBENCH_SOURCE_DIR);
+  CHECK(r.exit_code == 2);
   fs::remove_all(dir);
 }

@@ -1,6 +1,9 @@
 // A run killed with SIGKILL at any moment resumes with no turn lost or duplicated.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <map>
 #include <random>
 #include <set>
@@ -221,5 +224,122 @@ TEST_CASE("SIGKILL at random moments of a branched run - then --resume: no sibli
     CHECK(tr.status == "done");
     CHECK(store->turns(tr.id).size() == 3);
   }
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// The stored verdict of every turn, by (task, sample, round), and of every
+// trajectory, by (task, sample, -1), of the only experiment in `db`.
+std::map<std::tuple<std::string, int, int>, std::string> verdicts_in(const fs::path& db) {
+  std::map<std::tuple<std::string, int, int>, std::string> out;
+  auto store = run_store::open(db, true);
+  for (const auto& e : store->experiments())
+    for (const auto& tr : store->trajectories(e.id)) {
+      out[{tr.task_id, tr.sample, -1}] = tr.final_verdict;
+      for (const auto& tv : store->turns(tr.id))
+        out[{tr.task_id, tr.sample, tv.turn.round}] = tv.evaluation ? tv.evaluation->verdict : "unjudged";
+    }
+  return out;
+}
+
+// Turns stored without a verdict: their judging is under way.
+int judgings_under_way(const fs::path& db) {
+  if (!fs::exists(db)) return 0;
+  try {
+    int n = 0;
+    auto store = run_store::open(db, true);
+    for (const auto& e : store->experiments())
+      for (const auto& tr : store->trajectories(e.id))
+        for (const auto& tv : store->turns(tr.id)) n += !tv.evaluation;
+    return n;
+  } catch (const std::exception&) {
+    return 0;  // the run is creating the file
+  }
+}
+
+std::string real_ptxas() {
+  for (const char* p : {"/usr/local/cuda/bin/ptxas", "/usr/bin/ptxas"})
+    if (::access(p, X_OK) == 0) return p;
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("SIGKILL ten times while candidates are judged - no candidate is charged: the run's verdicts are a replay's") {
+  const std::string ptxas = real_ptxas();
+  if (ptxas.empty()) {
+    MESSAGE("skipped: no ptxas to slow down");
+    return;
+  }
+  const fs::path src = PTXBENCH_SOURCE_DIR;
+  const fs::path dir = fs::temp_directory_path() / ("ptxbench_kill_judging_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // Every judging compiles with a ptxas that first sleeps 2 s: a kill a few
+  // hundred ms after a turn is stored lands in the middle of its judging.
+  std::ofstream(dir / "slow_ptxas") << "#!/bin/sh\nsleep 2\nexec " << ptxas << " \"$@\"\n";
+  fs::permissions(dir / "slow_ptxas", fs::perms::owner_all);
+  const std::string typo = (src / "configs/demo/naive_gemm_typo.ptx").string();
+  const std::string naive = (src / "configs/demo/naive_gemm.ptx").string();
+  const std::string manifest = (src / "configs/demo/naive_gemm.json").string();
+  std::ofstream(dir / "script.json") << R"({"tasks": {"*": [)"
+                                     << R"([{"text": "r0", "ptx": ")" << typo << R"(", "manifest": ")" << manifest << R"("}],)"
+                                     << R"([{"text": "r1", "ptx": ")" << naive << R"(", "manifest": ")" << manifest
+                                     << R"("}]]}})";
+  std::ofstream(dir / "config.json") << R"({"name": "killjudge", "db": ")" << (dir / "run.db").string()
+                                     << R"(", "tasks_dir": ")" << (src / "tasks").string() << R"(", "prompts_dir": ")"
+                                     << (src / "prompts").string()
+                                     << R"(", "tasks": ["gemm_bf16_mma_sync", "gemm_bf16_wgmma"], "samples": 3,)"
+                                     << R"( "rounds": 2, "stop": "all_rounds", "concurrency": 6, "gpu": "off",)"
+                                     << R"( "llm": {"kind": "embedded"}, "endpoint_script": ")"
+                                     << (dir / "script.json").string() << R"("})";
+  ::setenv("PTXBENCH_PTXAS", (dir / "slow_ptxas").c_str(), 1);
+  int kills_in_judging = 0;
+  for (int attempt = 0; attempt < 20 && kills_in_judging < 10; ++attempt) {
+    std::vector<std::string> args{"run", "--config", (dir / "config.json").string(), "--quiet"};
+    if (fs::exists(dir / "run.db")) args.push_back("--resume");
+    const fs::path log = dir / "run.log";
+    const pid_t pid = test::spawn_ptxbench(args, dir, log);
+    // Wait until turns are stored without a verdict (the first process) or
+    // are left so by the last kill (a resume judges them first), then kill
+    // inside the 2 s their judging takes once the process has started.
+    bool judging = false;
+    for (int i = 0; i < 1000 && !judging; ++i) {
+      judging = judgings_under_way(dir / "run.db") > 0;
+      if (!judging) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (judging) std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    ::kill(pid, SIGKILL);
+    auto r = test::wait_for(pid, log);
+    INFO("attempt " << attempt << ": " << r.output);
+    if (r.signal != SIGKILL) break;  // it finished first
+    kills_in_judging += judging;
+  }
+  CHECK(kills_in_judging == 10);
+  auto final_run = test::run_ptxbench({"run", "--config", (dir / "config.json").string(), "--quiet", "--resume"}, dir);
+  INFO(final_run.output);
+  CHECK(final_run.exit_code == 1);  // complete; every scripted candidate fails a stage
+  // The same candidates judged again by a process nobody kills, with the real ptxas.
+  ::setenv("PTXBENCH_PTXAS", ptxas.c_str(), 1);
+  auto replay = test::run_ptxbench({"replay", "--db", (dir / "run.db").string(), "--experiment", "killjudge", "--out",
+                                    (dir / "replayed.db").string(), "--tasks-dir", (src / "tasks").string(),
+                                    "--gpu", "off"},
+                                   dir);
+  ::unsetenv("PTXBENCH_PTXAS");
+  INFO(replay.output);
+  CHECK(replay.exit_code == 0);
+  CHECK(replay.output.find("12 verdicts unchanged, 0 changed") != std::string::npos);
+  const auto run_verdicts = verdicts_in(dir / "run.db");
+  const auto replay_verdicts = verdicts_in(dir / "replayed.db");
+  CHECK(run_verdicts.size() == 6 * 3);  // 6 trajectories, 2 rounds each
+  int differ = 0;
+  for (const auto& [key, verdict] : run_verdicts) {
+    INFO(std::get<0>(key) << " sample " << std::get<1>(key) << " round " << std::get<2>(key));
+    CHECK(verdict != "error");
+    CHECK(verdict != "unjudged");
+    differ += replay_verdicts.count(key) == 0 || replay_verdicts.at(key) != verdict;
+  }
+  CHECK(differ == 0);
   fs::remove_all(dir);
 }

@@ -125,7 +125,9 @@ TEST_CASE("a target every fixture lowers passes: mma.sync - ldmatrix - cp.async 
         target_case{"tcgen05_sm100a.ptx", "sm_100a", {"tcgen05.mma", "tcgen05.alloc", "cp.async.bulk.tensor"}},
         // A CTA pair's forms: UTCATOMSWS.2CTA.FIND_AND_SET, UTCHMMA.2CTA, UTCBAR.2CTA, UTCCP.T.S.2CTA.
         target_case{"tcgen05_pair_sm100a.ptx", "sm_100a",
-                    {"tcgen05.mma", "tcgen05.alloc", "tcgen05.dealloc", "tcgen05.commit", "tcgen05.cp"}}}) {
+                    {"tcgen05.mma", "tcgen05.alloc", "tcgen05.dealloc", "tcgen05.commit", "tcgen05.cp"}},
+        target_case{"tcgen05_2cta_sm100a.ptx", "sm_100a",
+                    {"tcgen05.mma.cta_group::2", "tcgen05.mma", "tcgen05.alloc", "cp.async.bulk.tensor"}}}) {
     CAPTURE(c.fixture);
     const std::string ptx = read_ptx_fixture(c.fixture);
     const compiled_module m = compile_ptx(ptx, c.arch);
@@ -144,6 +146,16 @@ TEST_CASE("a target every fixture lowers passes: mma.sync - ldmatrix - cp.async 
       CHECK(check.note.empty());
     }
   }
+}
+
+TEST_CASE("the 2-CTA target is not met by the 1-CTA form") {
+  const std::string ptx = read_ptx_fixture("tcgen05_sm100a.ptx");
+  const compiled_module m = compile_ptx(ptx, "sm_100a");
+  REQUIRE(m.ok);
+  const sass_listing listing = disassemble(m.cubin);
+  const instruction_report r = static_instruction_check(task_for("sm_100a", {"tcgen05.mma.cta_group::2"}), ptx, listing);
+  CHECK(check_of(r, "tcgen05.mma.cta_group::2").ptx_count == 0);
+  CHECK_FALSE(r.static_passed);
 }
 
 TEST_CASE("wgmma's SASS count leaves out the no-op HGMMA that ptxas pads with") {
@@ -171,16 +183,13 @@ TEST_CASE("a target without a table entry cannot pass - a task without targets p
   CHECK(static_instruction_check(task_for("sm_90a", {}), "", none).static_passed);
 }
 
-TEST_CASE("the table maps the suite's targets on both architectures") {
-  for (const auto& [arch, targets] : std::vector<std::pair<std::string, std::vector<std::string>>>{
-           {"sm_90a",
-            {"wgmma.mma_async", "cp.async.bulk.tensor", "mbarrier.try_wait", "mma.sync", "ldmatrix", "cp.async"}},
-           {"sm_100a", {"tcgen05.mma", "tcgen05.alloc", "cp.async.bulk.tensor"}}}) {
-    const std::vector<sass_mapping> table = sass_table(arch);
-    for (const std::string& target : targets) {
+TEST_CASE("the table maps every target of every shipped task on its architecture") {
+  for (const auto& t : ptxbench::load_task_dir(std::string(PTXBENCH_SOURCE_DIR) + "/tasks")) {
+    const std::vector<sass_mapping> table = sass_table(t.arch);
+    for (const std::string& target : t.target_instructions) {
       bool found = false;
       for (const sass_mapping& m : table) found = found || (m.ptx == target && !m.sass_opcodes.empty());
-      CHECK_MESSAGE(found, arch << " " << target);
+      CHECK_MESSAGE(found, t.id << ": " << t.arch << " " << target);
     }
   }
   CHECK(sass_table("sm_90").size() == sass_table("sm_90a").size());

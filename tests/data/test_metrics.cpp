@@ -121,10 +121,17 @@ TEST_CASE("stages that never ran read not run and are never counted as failed") 
   candidate_row c;
   c.ptx = "ptx";
   store->record_turn(t, c);
-  store->record_evaluation(evaluation_row_of(r, *store->candidate_id(store->turns(tid).back().turn.id)));
+  auto row_written = evaluation_row_of(r, *store->candidate_id(store->turns(tid).back().turn.id));
+  CHECK(row_written.verdict == "partial");
+  row_written.verdict = "runtime";  // as a row written before partial verdicts existed names it
+  store->record_evaluation(row_written);
   auto groups = compute_metrics(load_experiments(*store, {}));
   REQUIRE(groups.size() == 1);
   const auto& g = groups[0];
+  // Its runtime stage did not run: no runtime verdict, a partial one.
+  CHECK(g.verdicts[static_cast<int>(stage::runtime)] == 0);
+  CHECK(g.partial == 1);
+  CHECK(g.unevaluated == 0);
   CHECK(g.stages[static_cast<int>(stage::runtime)].failed == 0);
   CHECK(g.stages[static_cast<int>(stage::runtime)].not_run == 1);
   CHECK_FALSE(stage_ran(g, stage_of(rate_kind::correct)));
@@ -135,6 +142,8 @@ TEST_CASE("stages that never ran read not run and are never counted as failed") 
   auto json = render_report_json(groups, {e}, "x.db");
   const auto& row = json["groups"][0];
   CHECK(row["rates"]["compiled"] == 1.0);
+  CHECK(row["counts"]["verdicts"]["runtime"] == 0);
+  CHECK(row["counts"]["verdicts"]["partial"] == 1);
   CHECK(row["rates"]["correct"].is_null());
   CHECK(row["rates"]["fast_p"]["1.5"].is_null());
   CHECK(row["pass_at_k"]["1"].is_null());  // no performance stage ran: nobody could pass
@@ -224,4 +233,38 @@ TEST_CASE("the terminal report escapes control characters of model and task name
   CHECK(text.find("\xc2\x9b") == std::string::npos);
   CHECK(text.find("evil\\x1b[2J\\x0dname\\xc2\\x9b") != std::string::npos);
   CHECK(terminal_safe("plain \xce\xbc-name") == "plain \xce\xbc-name");  // UTF-8 stays
+}
+
+TEST_CASE("a task judged at the compile and SASS level only is marked so in every report") {
+  experiment_data e;
+  e.experiment.name = "x";
+  e.experiment.model = "m";
+  for (const char* task : {"gemm_bf16_tcgen05", "gemm_bf16_wgmma"}) {
+    trajectory_data t;
+    t.trajectory.task_id = task;
+    t.trajectory.family = "gemm";
+    turn_view v;
+    evaluation_row row;
+    row.verdict = "runtime";
+    nlohmann::json stages = {{"format", {{"status", "passed"}}}, {"compile", {{"status", "passed"}}}};
+    stages["runtime"] = std::string(task) == "gemm_bf16_tcgen05"
+                            ? nlohmann::json{{"status", "not_run"},
+                                             {"reason", "sm_100a task: not runnable on this Hopper GPU (" +
+                                                            std::string(k_compile_and_static_only) + ")"}}
+                            : nlohmann::json{{"status", "not_run"}, {"reason", "no GPU"}};
+    row.result = {{"stages", stages}};
+    v.evaluation = row;
+    t.turns.push_back(v);
+    e.trajectories.push_back(t);
+  }
+  auto groups = compute_metrics({e});
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[0].compile_and_static_only);
+  CHECK_FALSE(groups[1].compile_and_static_only);
+  const std::string text = format_report_text(groups);
+  CHECK(text.find("gemm_bf16_tcgen05 *") != std::string::npos);
+  CHECK(text.find("* judged at the compile and SASS level only") != std::string::npos);
+  CHECK(render_report_json(groups, {}, "x.db")["groups"][0]["judged_at"] == "compile and SASS only");
+  CHECK(render_report_json(groups, {}, "x.db")["groups"][1]["judged_at"] == "gpu");
+  CHECK(render_report_html(groups, {}, "x.db").find("gemm_bf16_tcgen05 (compile and SASS only)") != std::string::npos);
 }

@@ -22,7 +22,7 @@ const char* good = R"J({
 })J";
 
 task gemm_task() {
-  return load_task_file(std::string(PTXBENCH_SOURCE_DIR) + "/tasks/gemm_bf16_wgmma_tma.json");
+  return load_task(std::string(PTXBENCH_SOURCE_DIR) + "/tasks", "gemm_bf16_wgmma_tma");
 }
 
 std::string error_of(const std::string& text) {

@@ -84,7 +84,7 @@ TEST_CASE("per-tensor tolerances override the default") {
 
 TEST_CASE("the shipped task suite loads and every task is well formed") {
   auto tasks = load_task_dir(std::string(PTXBENCH_SOURCE_DIR) + "/tasks");
-  REQUIRE(tasks.size() >= 8);
+  REQUIRE(tasks.size() >= 50);
   int not_on_hopper = 0;
   for (const auto& t : tasks) {
     CHECK_FALSE(t.statement.empty());
@@ -95,7 +95,7 @@ TEST_CASE("the shipped task suite loads and every task is well formed") {
     if (!t.runs_on_hopper) ++not_on_hopper;
     CHECK(parse_task(task_to_json(t)).id == t.id);  // round trip
   }
-  CHECK(not_on_hopper == 1);  // the sm_100a task
+  CHECK(not_on_hopper == 8);  // the sm_100a tasks, judged at the compile and SASS level
 }
 
 TEST_CASE("task sizes past int64 and tensors whose size overflows are errors with the path") {

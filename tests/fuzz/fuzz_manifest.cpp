@@ -12,7 +12,7 @@
 namespace {
 const ptxbench::task& gemm() {
   static const ptxbench::task t =
-      ptxbench::load_task_file(std::string(PTXBENCH_SOURCE_DIR) + "/tasks/gemm_bf16_wgmma_tma.json");
+      ptxbench::load_task(std::string(PTXBENCH_SOURCE_DIR) + "/tasks", "gemm_bf16_wgmma_tma");
   return t;
 }
 }  // namespace

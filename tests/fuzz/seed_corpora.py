@@ -27,7 +27,7 @@ def strings(value):
             yield from strings(v)
 
 
-tasks = sorted((root / "tasks").glob("*.json"))
+tasks = sorted((root / "tasks").glob("*.json")) + sorted((root / "tasks/families").glob("*.json"))
 configs = sorted((root / "configs").rglob("*.json"))
 manifests = sorted((root / "tests/fixtures").rglob("manifest.json"))
 ptx_files = sorted((root / "tests/fixtures").rglob("*.ptx")) + sorted((root / "configs").rglob("*.ptx"))

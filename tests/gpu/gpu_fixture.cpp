@@ -24,7 +24,7 @@ void require_gpu() {
   if (shared_evaluator().gpu_description() != "none") return;
   // Ask for the reason the way a user would see it: through a result.
   evaluation_request probe;
-  probe.t = load_task_file(source_dir() / "tasks/gemm_bf16_mma_sync.json");
+  probe.t = load_task(source_dir() / "tasks", "gemm_bf16_mma_sync");
   probe.ptx = read_text_file(source_dir() / "tests/fixtures/adversarial/correct_mma_sync/kernel.ptx");
   probe.manifest_text = read_text_file(source_dir() / "tests/fixtures/adversarial/correct_mma_sync/manifest.json");
   auto r = shared_evaluator().evaluate(probe);
@@ -36,7 +36,7 @@ void require_gpu() {
 void log_result(const std::string& name, const evaluation_result& r) {
   static std::mutex m;
   std::lock_guard g(m);
-  std::printf("  %-28s %-12s %7.0f ms  %.200s\n", name.c_str(), r.passed ? "passed" : to_string(r.verdict), r.total_ms,
+  std::printf("  %-28s %-12s %7.0f ms  %.200s\n", name.c_str(), verdict_name(r).c_str(), r.total_ms,
               r.headline.c_str());
   std::fflush(stdout);
   const char* path = std::getenv("PTXBENCH_GPU_TEST_LOG");

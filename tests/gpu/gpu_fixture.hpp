@@ -6,6 +6,7 @@
 
 #include "evaluator/api/evaluation.hpp"
 #include "evaluator/api/files.hpp"
+#include "evaluator/api/verdict.hpp"
 
 namespace ptxbench::gpu_test {
 

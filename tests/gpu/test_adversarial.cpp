@@ -23,7 +23,7 @@ evaluation_result run_case(const std::string& name) {
   // A kernel shared with the mutation rewrites lives where expected.json says.
   if (expected.contains("kernel_dir")) dir = source_dir() / expected["kernel_dir"].get<std::string>();
   evaluation_request req;
-  req.t = load_task_file(source_dir() / "tasks" / (expected.at("task").get<std::string>() + ".json"));
+  req.t = load_task(source_dir() / "tasks", expected.at("task").get<std::string>());
   req.ptx = read_text_file(dir / "kernel.ptx");
   req.manifest_text = read_text_file(dir / "manifest.json");
   req.time_limit_ms = expected.value("time_limit_ms", 10000.0);
@@ -32,7 +32,8 @@ evaluation_result run_case(const std::string& name) {
   log_result(name, r);
   INFO("case " << name << ": " << r.headline);
 
-  std::string verdict = r.passed ? "passed" : to_string(r.verdict);
+  // verdict_name: an evaluator error reads "error" and a stage that did not run "partial", never a failure.
+  std::string verdict = verdict_name(r);
   auto allowed = strings(expected.at("verdict"));
   CHECK_MESSAGE(std::find(allowed.begin(), allowed.end(), verdict) != allowed.end(), "verdict " << verdict);
   if (expected.contains("stages"))
@@ -113,6 +114,7 @@ TEST_CASE("adversarial: out_of_bounds_write") { run_case("out_of_bounds_write");
 TEST_CASE("adversarial: partial_output") { run_case("partial_output"); }
 TEST_CASE("adversarial: input_modified") { run_case("input_modified"); }
 TEST_CASE("adversarial: timed_size_only") { run_case("timed_size_only"); }
+TEST_CASE("adversarial: shown_sizes_only") { run_case("shown_sizes_only"); }
 TEST_CASE("adversarial: result_reuse") { run_case("result_reuse"); }
 TEST_CASE("adversarial: nans") { run_case("nans"); }
 TEST_CASE("adversarial: too_much_shared_memory") { run_case("too_much_shared_memory"); }
@@ -226,7 +228,7 @@ TEST_CASE("diagnostic: executed instructions are counted for an sm_90 cubin of t
   require_gpu();
   auto dir = source_dir() / "tests/fixtures/adversarial/correct_mma_sync";
   evaluation_request req;
-  req.t = load_task_file(source_dir() / "tasks/gemm_bf16_mma_sync.json");
+  req.t = load_task(source_dir() / "tasks", "gemm_bf16_mma_sync");
   req.t.arch = "sm_90";
   req.ptx = read_text_file(dir / "kernel.ptx");
   auto pos = req.ptx.find(".target sm_90a");

@@ -34,7 +34,7 @@ protocol::worker_job solution_job(const std::string& task_id) {
   const fs::path dir = source_dir() / "tasks/solutions" / task_id;
   protocol::worker_job job;
   job.id = 1;
-  job.t = load_task_file(source_dir() / "tasks" / (task_id + ".json"));
+  job.t = load_task(source_dir() / "tasks", task_id);
   job.m = parse_manifest_text(read_text_file(dir / "manifest.json"));
   compiled_module cm = compile_ptx(read_text_file(dir / "kernel.ptx"), job.t.arch);
   REQUIRE_MESSAGE(!cm.cubin.empty(), task_id << " did not compile: " << cm.report.log);

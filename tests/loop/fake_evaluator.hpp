@@ -1,12 +1,17 @@
 #pragma once
 // An evaluator for loop tests: the verdict is written in the candidate's PTX as
 // "// verdict: <stage|passed>", so a scripted reply decides how it is judged.
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <cstdlib>
 #include <stdexcept>
+#include <thread>
 
 #include "evaluator/api/evaluation.hpp"
 
@@ -39,13 +44,31 @@ class throwing_evaluator : public fake_evaluator {
   }
 };
 
-// Ends the process for candidates marked "// verdict: crash", as a signal in a parser would.
+// Crashes the process for candidates marked "// verdict: crash", as a failing
+// parser or library would (SIGABRT raised by the process itself), after
+// crash_after_ms; judges the rest like fake_evaluator(cost_ms).
+// For a forked child that will crash: SIGABRT with its default action (not
+// the test runner's report) and no core file.
+inline void crash_plainly() {
+  std::signal(SIGABRT, SIG_DFL);
+  rlimit none = {0, 0};
+  setrlimit(RLIMIT_CORE, &none);
+}
+
 class crashing_evaluator : public fake_evaluator {
  public:
+  explicit crashing_evaluator(double cost_ms = 0, double crash_after_ms = 0)
+      : fake_evaluator(cost_ms), m_crash_after_ms(crash_after_ms) {}
   evaluation_result evaluate(const evaluation_request& r) override {
-    if (r.ptx.find("verdict: crash") != std::string::npos) _exit(99);
+    if (r.ptx.find("verdict: crash") != std::string::npos) {
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(m_crash_after_ms));
+      std::abort();
+    }
     return fake_evaluator::evaluate(r);
   }
+
+ private:
+  double m_crash_after_ms;
 };
 
 // Unavailable (no service could be reached) for its first `unavailable_calls`

@@ -346,7 +346,8 @@ TEST_CASE("branch: a resume judges a recorded sibling without a verdict - and ch
   CHECK(eval.calls() == 2);  // branch 1 (recorded, not judged) and branch 2
   auto siblings = siblings_of(*f.store, tr.id);
   REQUIRE(siblings.size() == 3);
-  CHECK(siblings.at({1, 1}).judge_attempts == 1);
+  // Judged once, without a crash: nothing counted against it.
+  CHECK(f.store->judge_crashes({judge_subject::kind::branch_reply, siblings.at({1, 1}).id}) == 0);
   // r1a..r1c: the one asked now got "compile"; the stored branch 1 got furthest.
   CHECK(siblings.at({1, 1}).chosen);
   auto turns = f.store->turns(tr.id);
@@ -355,7 +356,7 @@ TEST_CASE("branch: a resume judges a recorded sibling without a verdict - and ch
   CHECK(turns[1].evaluation->verdict == "instructions");
 }
 
-TEST_CASE("branch: a sibling whose judging ends the process is judged at most 3 times - the others continue") {
+TEST_CASE("branch: a sibling whose judging crashes the process is judged at most 3 times - the others continue") {
   fixture f;
   f.config.samples = 1;
   f.config.rounds = 2;
@@ -373,6 +374,7 @@ TEST_CASE("branch: a sibling whose judging ends the process is judged at most 3 
         // The first call of a round gets r1b: a resume that asks again for a
         // sibling that was not recorded before the crash gets r1b again.
         scripted_provider llm({{reply("compile", "r0")}, {reply("correctness", "r1b"), reply("crash", "r1a")}});
+        test::crash_plainly();
         crashing_evaluator eval;
         auto s = f.run(llm, eval, attempt > 0);
         _exit(s.completed == 1 ? 0 : 1);
@@ -382,11 +384,11 @@ TEST_CASE("branch: a sibling whose judging ends the process is judged at most 3 
     }
     int status = 0;
     waitpid(pid, &status, 0);
-    REQUIRE(WIFEXITED(status));
-    if (WEXITSTATUS(status) == 99) {
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT) {
       ++crashes;
       continue;
     }
+    REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
     break;
   }
@@ -400,7 +402,7 @@ TEST_CASE("branch: a sibling whose judging ends the process is judged at most 3 
     REQUIRE(b.evaluation);
     if (b.turn.reply.find("r1a") != std::string::npos) {
       CHECK(b.evaluation->verdict == "error");
-      CHECK(b.evaluation->result.dump().find("never finished") != std::string::npos);
+      CHECK(b.evaluation->result.dump().find("ended the process 3 times") != std::string::npos);
       CHECK_FALSE(b.chosen);
     } else {
       CHECK(b.evaluation->verdict == "correctness");

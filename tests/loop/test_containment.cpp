@@ -5,9 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "agent/endpoint/embedded_endpoint.hpp"
 #include "agent/loop/orchestrator.hpp"
@@ -115,7 +118,7 @@ TEST_CASE("a prompt template that fails ends its trajectory with an error - resu
   CHECK(errors[0].message.find("no_such_value") != std::string::npos);
 }
 
-TEST_CASE("a candidate whose judging ends the process is judged at most 3 times - then marked") {
+TEST_CASE("a candidate whose judging crashes the process is judged at most 3 times - then marked") {
   fixture f;
   f.config.rounds = 1;
   int crashes = 0;
@@ -123,6 +126,7 @@ TEST_CASE("a candidate whose judging ends the process is judged at most 3 times 
     pid_t pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
+      test::crash_plainly();
       crashing_evaluator eval;
       try {
         auto s = f.run(two_rounds("crash", "passed"), eval, attempt > 0);
@@ -133,11 +137,11 @@ TEST_CASE("a candidate whose judging ends the process is judged at most 3 times 
     }
     int status = 0;
     waitpid(pid, &status, 0);
-    REQUIRE(WIFEXITED(status));
-    if (WEXITSTATUS(status) == 99) {
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT) {
       ++crashes;
       continue;
     }
+    REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
     break;
   }
@@ -149,7 +153,7 @@ TEST_CASE("a candidate whose judging ends the process is judged at most 3 times 
   REQUIRE(turns.size() == 1);
   REQUIRE(turns[0].evaluation);
   CHECK(turns[0].evaluation->verdict == "error");
-  CHECK(turns[0].evaluation->result.dump().find("never finished") != std::string::npos);
+  CHECK(turns[0].evaluation->result.dump().find("ended the process 3 times") != std::string::npos);
 }
 
 TEST_CASE("an unavailable evaluator leaves the candidate for a resume - stops the run - charges nothing") {
@@ -288,4 +292,121 @@ TEST_CASE("progress counts a trajectory that stopped early as incomplete - not d
   std::string text(buf, std::fread(buf, 1, sizeof buf - 1, out));
   std::fclose(out);
   CHECK(text.find("[0/2 done, 1 in flight, 1 incomplete, ") != std::string::npos);
+}
+
+namespace {
+
+// Whether the run database shows a stored turn that has no evaluation yet:
+// its judging has started (the turn is judged right after it is stored).
+bool judging_under_way(const fs::path& db) {
+  if (!fs::exists(db)) return false;
+  try {
+    auto store = run_store::open(db, true);
+    for (const auto& e : store->experiments())
+      for (const auto& tr : store->trajectories(e.id))
+        for (const auto& tv : store->turns(tr.id))
+          if (!tv.evaluation) return true;
+  } catch (const std::exception&) {
+    // the writer is creating the file: not yet
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a judging interrupted by SIGKILL is never charged to its candidate - however often") {
+  fixture f;
+  f.config.rounds = 1;
+  // Killed five times while its candidate is being judged (an evaluation that
+  // takes a minute): more often than a crashing candidate is allowed.
+  for (int kill_no = 0; kill_no < 5; ++kill_no) {
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      test::fake_evaluator slow(60000);
+      try {
+        f.run(two_rounds("passed", "passed"), slow, kill_no > 0);
+      } catch (...) {
+      }
+      _exit(3);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!judging_under_way(f.dir / "run.db") && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // well inside the minute of judging
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    REQUIRE(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGKILL);
+  }
+  test::fake_evaluator quick;
+  auto last = f.run(two_rounds("passed", "passed"), quick, true);
+  CHECK(last.completed == 1);
+  CHECK(last.passed == 1);
+  CHECK(quick.calls() == 1);
+  auto store = run_store::open(f.dir / "run.db", true);
+  auto exp = store->find_experiment("c");
+  auto turns = store->turns(store->trajectories(exp->id).front().id);
+  REQUIRE(turns.size() == 1);
+  REQUIRE(turns[0].evaluation);
+  CHECK(turns[0].evaluation->verdict == "passed");  // its real verdict, not an error
+  CHECK(store->judge_crashes({judge_subject::kind::candidate, turns[0].candidate->id}) == 0);
+  CHECK(store->agent_errors(exp->id).empty());
+}
+
+TEST_CASE("a crash is charged to the judging that crashed - never to the judgings beside it") {
+  fixture f;
+  f.config.rounds = 1;
+  f.config.samples = 2;
+  f.config.concurrency = 2;
+  // One sample gets the crashing reply, the other a good one whose judging
+  // (800 ms) is under way when the first crashes (after 200 ms).
+  endpoint_script script;
+  script.tasks["*"] = {{{reply("crash")}, {reply("passed")}}};
+  int crashes = 0;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      test::crash_plainly();
+      test::crashing_evaluator eval(800, 200);
+      try {
+        auto s = f.run(script, eval, attempt > 0);
+        _exit(s.completed == 2 ? 0 : 1);
+      } catch (...) {
+        _exit(2);
+      }
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT) {
+      ++crashes;
+      continue;
+    }
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    break;
+  }
+  CHECK(crashes == 3);
+  auto store = run_store::open(f.dir / "run.db", true);
+  auto exp = store->find_experiment("c");
+  int marked = 0, passed = 0;
+  for (const auto& tr : store->trajectories(exp->id)) {
+    auto turns = store->turns(tr.id);
+    REQUIRE(turns.size() == 1);
+    REQUIRE(turns[0].evaluation);
+    const judge_subject subject{judge_subject::kind::candidate, turns[0].candidate->id};
+    if (turns[0].candidate->ptx.find("verdict: crash") != std::string::npos) {
+      CHECK(turns[0].evaluation->verdict == "error");
+      CHECK(store->judge_crashes(subject) == 3);
+      ++marked;
+    } else {
+      CHECK(turns[0].evaluation->verdict == "passed");  // judged beside the crashes, never charged
+      CHECK(store->judge_crashes(subject) == 0);
+      ++passed;
+    }
+  }
+  CHECK(marked == 1);
+  CHECK(passed == 1);
 }

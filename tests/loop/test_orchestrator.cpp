@@ -225,7 +225,7 @@ TEST_CASE("the funnel counts each stage's outcomes and where candidates end") {
   test::fake_evaluator eval;
   f.run(three_round_script(), eval);  // compile, correctness, passed per trajectory
   auto rows = experiment_funnel(*f.store, f.store->find_experiment("t")->id, true);
-  REQUIRE(rows.size() == 7);
+  REQUIRE(rows.size() == 8);  // the stages, all passed, none failed (partial)
   CHECK(rows[0].passed == 12);                        // format
   CHECK(rows[1].failed == 4);                         // compile
   CHECK(rows[1].verdict == 4);
@@ -233,6 +233,7 @@ TEST_CASE("the funnel counts each stage's outcomes and where candidates end") {
   CHECK(rows[3].passed == 4);
   CHECK(rows[2].not_run == 4);                        // runtime after the compile failures
   CHECK(rows[6].verdict == 4);                        // all passed
+  CHECK(rows[7].verdict == 0);                        // partial: every stage ran here
   auto finals = experiment_funnel(*f.store, f.store->find_experiment("t")->id, false);
   CHECK(finals[6].verdict == 4);
   CHECK(format_funnel(rows, "x").find("all passed") != std::string::npos);

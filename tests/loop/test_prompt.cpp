@@ -6,7 +6,7 @@
 using namespace ptxbench;
 
 namespace {
-task gemm() { return load_task_file(std::string(PTXBENCH_SOURCE_DIR) + "/tasks/gemm_bf16_wgmma_tma.json"); }
+task gemm() { return load_task(std::string(PTXBENCH_SOURCE_DIR) + "/tasks", "gemm_bf16_wgmma_tma"); }
 prompt_library library() { return prompt_library(std::string(PTXBENCH_SOURCE_DIR) + "/prompts"); }
 }  // namespace
 

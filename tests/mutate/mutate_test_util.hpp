@@ -13,7 +13,7 @@ inline std::filesystem::path source_root() { return PTXBENCH_SOURCE_DIR; }
 
 inline mutate::task_solution solution_of(const std::string& task_id) {
   auto all = load_task_dir(source_root() / "tasks");
-  auto found = mutate::load_solutions(all, source_root() / "tasks" / "solutions", {task_id});
+  auto found = mutate::load_solutions(all, default_solution_roots(source_root() / "tasks"), {task_id});
   return found.at(0);
 }
 

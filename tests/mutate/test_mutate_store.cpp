@@ -30,7 +30,7 @@ TEST_CASE("kept mutants are stored as repair trajectories and exported as correc
   o.seed = 5;
   o.operators = {"manifest_missing", "misspelled_modifier", "tile_bound_off_by_one"};
   o.experiment_name = "mut";
-  o.run_gpu = false;
+  o.judging.run_gpu = false;
   auto summary = mutate::run_mutation({ts}, *eval, *store, prompts, o);
   REQUIRE(summary.mutants.size() == 3);
   CHECK(summary.kept() == 2);  // the correctness mutant cannot be verified here
@@ -73,6 +73,62 @@ TEST_CASE("kept mutants are stored as repair trajectories and exported as correc
   CHECK_THROWS_AS(mutate::run_mutation({ts}, *eval, *store, prompts, o), input_error);
 }
 
+// Records every request; throws for every candidate but the reference
+// solution (an evaluator that fails on the mutants).
+class recording_evaluator : public evaluator {
+ public:
+  recording_evaluator(evaluator& inner, std::string reference_ptx) : m_inner(inner), m_reference(std::move(reference_ptx)) {}
+  evaluation_result evaluate(const evaluation_request& r) override {
+    requests.push_back(r);
+    if (r.ptx != m_reference) throw std::runtime_error("worker lost");
+    return m_inner.evaluate(r);
+  }
+  std::string version() const override { return m_inner.version(); }
+  std::string gpu_description() const override { return m_inner.gpu_description(); }
+  std::vector<evaluation_request> requests;
+
+ private:
+  evaluator& m_inner;
+  std::string m_reference;
+};
+
+TEST_CASE("mutants are judged through agent/judge with the run's seeds and limits - an evaluator error is no runtime verdict") {
+  auto ts = testing::solution_of("gemm_bf16_wgmma_tma");
+  auto inner = testing::static_evaluator();
+  recording_evaluator eval(*inner, ts.s.ptx);
+  auto store = run_store::open(fresh_db("settings"));
+  prompt_library prompts(testing::source_root() / "prompts");
+  mutate::mutate_options o;
+  o.per_solution = 2;
+  o.operators = {"misspelled_modifier", "tile_bound_off_by_one"};
+  o.experiment_name = "settings";
+  o.judging.seeds = {11, 12};
+  o.judging.time_limit_ms = 777;
+  o.judging.timing_budget_ms = 66;
+  o.judging.run_gpu = false;
+  auto summary = mutate::run_mutation({ts}, eval, *store, prompts, o);
+  REQUIRE(eval.requests.size() == 3);  // the reference, then two mutants
+  for (const auto& r : eval.requests) {
+    CHECK(r.seeds == std::vector<uint64_t>{11, 12});
+    CHECK(r.time_limit_ms == 777);
+    CHECK(r.timing_budget_ms == 66);
+    CHECK_FALSE(r.run_gpu);
+  }
+  REQUIRE(summary.mutants.size() == 2);
+  for (const auto& m : summary.mutants) {
+    CHECK(m.outcome == mutate::mutant_outcome::error);
+    CHECK(m.verdict == "error");  // the evaluator's failure, never "runtime"
+  }
+  // Stored as a run stores them, so replay judges with the same settings.
+  auto exp = store->find_experiment("settings");
+  REQUIRE(exp);
+  const auto again = judge_settings_from_config(exp->config);
+  CHECK(again.seeds == std::vector<uint64_t>{11, 12});
+  CHECK(again.time_limit_ms == 777);
+  CHECK(again.timing_budget_ms == 66);
+  CHECK_FALSE(again.run_gpu);
+}
+
 TEST_CASE("an unknown operator or a task without a solution is an input error") {
   auto eval = testing::static_evaluator();
   auto store = run_store::open(fresh_db("errors"));
@@ -82,7 +138,7 @@ TEST_CASE("an unknown operator or a task without a solution is an input error") 
   o.experiment_name = "x";
   CHECK_THROWS_AS(mutate::run_mutation({}, *eval, *store, prompts, o), input_error);
   auto tasks = load_task_dir(testing::source_root() / "tasks");
-  CHECK_THROWS_AS(mutate::load_solutions(tasks, testing::source_root() / "tasks" / "solutions", {"nope"}), input_error);
+  CHECK_THROWS_AS(mutate::load_solutions(tasks, default_solution_roots(testing::source_root() / "tasks"), {"nope"}), input_error);
 }
 
 }  // namespace

@@ -5,22 +5,19 @@
 
 #include <set>
 
-#include "agent/loop/orchestrator.hpp"
+#include "agent/judge/judge.hpp"
 #include "evaluator/api/candidate.hpp"
 #include "mutate_test_util.hpp"
 
 namespace ptxbench {
 namespace {
 
+// As mutate judges a mutant: agent/judge's path, GPU stages off.
 evaluation_result judge(evaluator& eval, const task& t, const mutate::mutant& m) {
   auto c = extract_candidate(mutate::render_reply(m.ptx, m.manifest_text, m.manifest_block));
-  if (!c.problem.empty()) return format_failure_result(c.problem, eval.version());
-  evaluation_request req;
-  req.t = t;
-  req.ptx = c.ptx;
-  req.manifest_text = c.manifest_text;
-  req.run_gpu = false;
-  return eval.evaluate(req);
+  judge_settings s;
+  s.run_gpu = false;
+  return judge_candidate(eval, t, candidate_row{0, 0, c.ptx, c.manifest_text, c.problem}, s);
 }
 
 const mutate::mutation_operator& op(const std::string& name) {

@@ -32,7 +32,7 @@ TEST_CASE("rationale mode stores the teacher's reasoning with the fix") {
   o.per_solution = 1;
   o.operators = {"misspelled_modifier"};
   o.experiment_name = "rat";
-  o.run_gpu = false;
+  o.judging.run_gpu = false;
   o.rationale_teacher = teacher.get();
   o.rationale_model = "teacher";
   auto summary = mutate::run_mutation({ts}, *eval, *store, prompts, o);
@@ -74,7 +74,7 @@ TEST_CASE("a failed rationale call leaves the fix without reasoning") {
   o.per_solution = 1;
   o.operators = {"manifest_missing"};
   o.experiment_name = "rat";
-  o.run_gpu = false;
+  o.judging.run_gpu = false;
   o.rationale_teacher = teacher.get();
   auto summary = mutate::run_mutation({ts}, *eval, *store, prompts, o);
   REQUIRE(summary.kept() == 1);

@@ -22,7 +22,7 @@ inline std::filesystem::path source_dir() {
 inline evaluation_request fixture_request(const std::string& fixture, const std::string& task_id,
                                           const std::string& mode = "") {
   evaluation_request r;
-  r.t = load_task_file(source_dir() / "tasks" / (task_id + ".json"));
+  r.t = load_task(source_dir() / "tasks", task_id);
   if (!mode.empty()) r.t.notes = "fake:" + mode;
   const std::filesystem::path dir = source_dir() / "tests/fixtures/adversarial" / fixture;
   r.ptx = read_text_file(dir / "kernel.ptx");

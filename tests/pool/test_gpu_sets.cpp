@@ -30,7 +30,7 @@ namespace {
 
 
 evaluation_request request(const std::string& mode) {
-  static const task t = load_task_file(source_dir() / "tasks/gemm_bf16_mma_sync.json");
+  static const task t = load_task(source_dir() / "tasks", "gemm_bf16_mma_sync");
   // A small kernel: its compile (CPU) stays short next to the fake GPU work,
   // and it lacks the target instruction, so no counting passes run.
   static const std::string ptx = read_text_file(source_dir() / "configs/demo/naive_gemm.ptx");

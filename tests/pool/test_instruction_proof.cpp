@@ -10,7 +10,7 @@ using namespace ptxbench;
 namespace {
 
 const task& tma_task() {
-  static task t = load_task_file(std::string(PTXBENCH_SOURCE_DIR) + "/tasks/gemm_bf16_wgmma_tma.json");
+  static task t = load_task(std::string(PTXBENCH_SOURCE_DIR) + "/tasks", "gemm_bf16_wgmma_tma");
   return t;
 }
 

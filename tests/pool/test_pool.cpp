@@ -39,7 +39,7 @@ TEST_CASE("line reader splits lines - times out and sees end of file") {
 TEST_CASE("a job survives the trip to the worker: task - manifest - cubin bytes and settings") {
   protocol::worker_job job;
   job.id = 42;
-  job.t = load_task_file(std::string(PTXBENCH_SOURCE_DIR) + "/tasks/attention_fwd_bf16_wgmma.json");
+  job.t = load_task(std::string(PTXBENCH_SOURCE_DIR) + "/tasks", "attention_fwd_bf16_wgmma");
   job.m = parse_manifest_text(
       R"json({"launches":[{"kernel":"k","grid":["cdiv(S,128)","B*H",1],"block":[256,1,1],)json"
       R"json("params":[{"tensor_map":{"tensor":"Q","box":[64,128],"swizzle":"128B","view":["B*H*S","D"]}},)json"
@@ -65,7 +65,7 @@ TEST_CASE("a job survives the trip to the worker: task - manifest - cubin bytes 
   CHECK(back.count_only);
   CHECK(back.count_size == 2);
   CHECK(back.count_seed == 55);
-  job.count_size = 3;  // the task has three sizes
+  job.count_size = int(job.t.sizes.size());  // one past the last size
   CHECK_THROWS(protocol::job_from_json(nlohmann::json::parse(protocol::to_json(job).dump())));
   CHECK(back.time_limit_ms == 1234);
 }

@@ -41,7 +41,7 @@ class versioned_evaluator final : public evaluator {
 
 evaluation_request request(const std::string& ptx) {
   evaluation_request r;
-  r.t = load_task_file(source_dir() / "tasks/gemm_bf16_mma_sync.json");
+  r.t = load_task(source_dir() / "tasks", "gemm_bf16_mma_sync");
   r.ptx = ptx;
   r.manifest_text = "{}";
   return r;

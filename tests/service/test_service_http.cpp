@@ -52,7 +52,7 @@ TEST_CASE("evald answers POST /v1/evaluate with the result eval --json prints") 
   json got = json::parse(res->body);
 
   evaluation_request req;
-  req.t = load_task_file(source_dir() / "tasks/gemm_bf16_mma_sync.json");
+  req.t = load_task(source_dir() / "tasks", "gemm_bf16_mma_sync");
   req.ptx = solution_file("kernel.ptx");
   req.manifest_text = solution_file("manifest.json");
   req.run_gpu = false;
@@ -317,7 +317,7 @@ TEST_CASE("evald refuses a task document with a bad arch or too many targets wit
   running_service svc(eval, {});
   httplib::Client client("127.0.0.1", svc.port());
   client.set_read_timeout(300, 0);
-  json t = task_to_json(load_task_file(source_dir() / "tasks/gemm_bf16_mma_sync.json"));
+  json t = task_to_json(load_task(source_dir() / "tasks", "gemm_bf16_mma_sync"));
   auto error_of = [&](const json& task_doc) {
     auto r = client.Post("/v1/evaluate", json{{"task", task_doc}, {"ptx", "p"}, {"manifest", "{}"}}.dump(),
                          "application/json");

@@ -47,7 +47,7 @@ TEST_CASE("lease: free - taken - refused while alive - taken over when gone - lo
   CHECK_FALSE(a->lease(exp).has_value());
 }
 
-TEST_CASE("containment records: judging attempts count per candidate - agent errors and failed trajectories") {
+TEST_CASE("containment records: judge crashes count per candidate and sibling - agent errors and failed trajectories") {
   store_test::temp_folder dir;
   auto s = run_store::open(dir / "run.db");
   const int64_t exp = make_experiment(*s, "x");
@@ -56,8 +56,15 @@ TEST_CASE("containment records: judging attempts count per candidate - agent err
   turn.trajectory_id = traj;
   candidate_row cand;
   const int64_t cand_id = *s->candidate_id(s->record_turn(turn, cand));
-  CHECK(s->note_judge_attempt(cand_id) == 1);
-  CHECK(s->note_judge_attempt(cand_id) == 2);
+  const judge_subject candidate{judge_subject::kind::candidate, cand_id};
+  const judge_subject sibling{judge_subject::kind::branch_reply, cand_id};  // the same id, another subject
+  CHECK(s->judge_crashes(candidate) == 0);
+  s->note_judge_crashes({{candidate, "SIGSEGV"}});
+  s->note_judge_crashes({{candidate, "SIGABRT"}, {sibling, "SIGBUS"}});
+  s->note_judge_crashes({});
+  CHECK(s->judge_crashes(candidate) == 2);
+  CHECK(s->judge_crashes(sibling) == 1);
+  CHECK(s->judge_crashes({judge_subject::kind::candidate, cand_id + 1}) == 0);
   s->record_agent_error({0, traj, 0, "judge", "boom", ""});
   s->fail_trajectory(traj, 1);
   auto errors = s->agent_errors(exp);

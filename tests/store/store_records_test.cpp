@@ -144,8 +144,24 @@ TEST_CASE("read-only open: missing file - foreign file and newer schema are refu
   REQUIRE(sqlite3_exec(db, "UPDATE meta SET value = '99' WHERE key = 'schema_version'", nullptr, nullptr,
                        nullptr) == SQLITE_OK);
   sqlite3_close(db);
-  CHECK_THROWS_WITH_AS(run_store::open(newer, true), doctest::Contains("schema version 99"), store_error);
-  CHECK_THROWS_WITH_AS(run_store::open(newer, false), doctest::Contains("schema version 99"), store_error);
+  // Both are the user's input, not a failure of the machine (exit 2, not 3).
+  CHECK_THROWS_WITH_AS(run_store::open(newer, true), doctest::Contains("schema version 99"), not_a_run_database);
+  CHECK_THROWS_WITH_AS(run_store::open(newer, false), doctest::Contains("schema version 99"), not_a_run_database);
+
+  // A copy cut short (an interrupted transfer) says so, and is bad input too.
+  const auto whole = dir / "whole.db";
+  {
+    auto store = run_store::open(whole);
+    for (int i = 0; i < 40; ++i) write_one_turn(*store, "e" + std::to_string(i));
+  }
+  std::ifstream in(whole, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(bytes.size() > 16384);
+  const auto truncated = dir / "truncated.db";
+  std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 3);
+  for (bool read_only : {true, false})
+    CHECK_THROWS_WITH_AS(run_store::open(truncated, read_only), doctest::Contains("damaged or truncated"),
+                         not_a_run_database);
 }
 
 TEST_CASE("a read-only store reads while a writer is active and refuses to write") {
@@ -168,4 +184,87 @@ TEST_CASE("a read-only store reads while a writer is active and refuses to write
                        store_error);
   CHECK_THROWS_AS(reader->record_turn(next, candidate_row{}), store_error);
   CHECK(writer->experiments().size() == 1);
+}
+
+namespace {
+
+// Every TEXT value in every table of the file, as (table.column, bytes).
+std::vector<std::pair<std::string, std::string>> every_text_cell(const std::filesystem::path& file) {
+  std::vector<std::pair<std::string, std::string>> out;
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  std::vector<std::string> tables;
+  sqlite3_stmt* list = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table'", -1, &list, nullptr) == SQLITE_OK);
+  while (sqlite3_step(list) == SQLITE_ROW) tables.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(list, 0)));
+  sqlite3_finalize(list);
+  for (const auto& table : tables) {
+    sqlite3_stmt* rows = nullptr;
+    REQUIRE(sqlite3_prepare_v2(db, ("SELECT * FROM \"" + table + "\"").c_str(), -1, &rows, nullptr) == SQLITE_OK);
+    while (sqlite3_step(rows) == SQLITE_ROW)
+      for (int c = 0; c < sqlite3_column_count(rows); ++c)
+        if (sqlite3_column_type(rows, c) == SQLITE_TEXT) {
+          const auto* bytes = reinterpret_cast<const char*>(sqlite3_column_blob(rows, c));
+          out.emplace_back(table + "." + sqlite3_column_name(rows, c),
+                           std::string(bytes ? bytes : "", sqlite3_column_bytes(rows, c)));
+        }
+    sqlite3_finalize(rows);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+bool valid_utf8(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    const size_t n = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    if (n == 2 && b < 0xC2) return false;  // overlong
+    i += n;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("every text column holds valid UTF-8 - bytes a server or a model sent are repaired and not stored raw") {
+  temp_folder dir;
+  const auto file = dir / "run.db";
+  const std::string bad = "cut \xe2\x82 here, stray \xff\xfe, overlong \xc0\xaf, fine \xe2\x82\xac";
+  {
+    auto s = run_store::open(file);
+    auto ids = write_one_turn(*s, "utf8");
+    // An HTTP error body that was no UTF-8 (seen from a proxy's error page).
+    s->record_llm_failure({0, ids.trajectory, 0, 1, 502, "HTTP 502: " + bad, 12.0, true, ""});
+    s->record_agent_error({0, ids.trajectory, 0, "reply", bad, ""});
+    turn_row turn;
+    turn.trajectory_id = ids.trajectory;
+    turn.round = 1;
+    turn.reply = bad;
+    turn.reasoning = bad;
+    turn.feedback = bad;
+    turn.model = bad;
+    candidate_row candidate;
+    candidate.ptx = bad;
+    candidate.manifest = bad;
+    candidate.format_problem = bad;
+    s->record_turn(turn, candidate);
+    auto e = evaluation(ids.candidate, "compile", std::nullopt);
+    e.gpu = bad;
+    s->record_evaluation(e);
+    auto failures = s->llm_failures(ids.experiment);
+    REQUIRE(failures.size() == 1);
+    // Readable through the store, the bad bytes as U+FFFD and the good character kept.
+    CHECK(failures[0].cause.find("\xef\xbf\xbd") != std::string::npos);
+    CHECK(failures[0].cause.find("fine \xe2\x82\xac") != std::string::npos);
+  }
+  int cells = 0;
+  for (const auto& [column, text] : every_text_cell(file)) {
+    INFO(column);
+    CHECK(valid_utf8(text));
+    ++cells;
+  }
+  CHECK(cells > 20);
 }

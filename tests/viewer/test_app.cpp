@@ -114,3 +114,30 @@ TEST_CASE("a verdict stage that did not run gets a grey not run badge and never 
   CHECK(evaluation_badge(data::evaluation_row_of(r, 1)) == "<span class=\"badge runtime\">runtime</span>");
   CHECK(evaluation_badge(std::nullopt) == "<span class=\"badge none\">none</span>");
 }
+
+TEST_CASE("a runtime stage that did not run is never shown with the runtime failure colour - whatever name the row stored") {
+  auto r = testing::make_result("format");
+  r.verdict = stage::runtime;
+  for (int s = 0; s < stage_count; ++s) r.stages[static_cast<stage>(s)].status = s < 2 ? stage_status::passed : stage_status::not_run;
+  auto written = data::evaluation_row_of(r, 1);
+  CHECK(written.verdict == "partial");
+  CHECK(badge(written.verdict) == "<span class=\"badge partial\">partial</span>");
+  auto old_row = written;
+  old_row.verdict = "runtime";  // as a row written before partial verdicts existed names it
+  for (const auto& row : {written, old_row}) {
+    CAPTURE(row.verdict);
+    const std::string section = evaluation_section(row);
+    CHECK(section.find("badge runtime") == std::string::npos);
+    CHECK(section.find("<span class=\"badge not-run\">runtime not run</span>") != std::string::npos);
+    trajectory_row t;
+    t.task_id = "gemm_bf16_mma_sync";
+    t.status = "done";
+    t.final_verdict = row.verdict;
+    turn_view v;
+    v.turn.round = 0;
+    v.evaluation = row;
+    const std::string page = trajectory_page(experiment_row{}, t, {v});
+    CHECK(page.find("badge runtime") == std::string::npos);
+    CHECK(page.find("badge not-run") != std::string::npos);
+  }
+}

@@ -73,3 +73,12 @@ DEVI void tma_load_2d(uint32_t dst, const tensor_map_t* map, uint32_t bar, int c
       "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1)
       : "memory");
 }
+
+// 3-D tiled TMA load (c0 innermost); rows past the tensor's extent arrive as zeros.
+DEVI void tma_load_3d(uint32_t dst, const tensor_map_t* map, uint32_t bar, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
