@@ -9,6 +9,7 @@
 #include "evaluator/gpu/candidate_run.hpp"
 #include "evaluator/gpu/correctness.hpp"
 #include "evaluator/gpu/cuda_check.hpp"
+#include "evaluator/gpu/hw_pass.hpp"
 #include "evaluator/gpu/kernels.hpp"
 #include "evaluator/gpu/module_globals.hpp"
 #include "evaluator/gpu/timing.hpp"
@@ -206,6 +207,11 @@ protocol::worker_result run_job(worker_state& w, reference_cache& refs, const pr
   protocol::worker_result res;
   res.id = job.id;
   evaluation_result& r = res.partial;
+  if (job.count_only && job.hw_check) {
+    res.dynamic = hw_pass(w, refs, job);
+    res.recycle = true;
+    return res;
+  }
   if (job.count_only) {
     auto t0 = std::chrono::steady_clock::now();
     res.dynamic = count_pass(w, refs, job);

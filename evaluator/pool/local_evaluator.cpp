@@ -89,7 +89,8 @@ class local_evaluator final : public evaluator {
       : m_spares(spare_workers(o)),
         m_mains(main_workers(o)),
         m_spare_connections(spare_connections(o)),
-        m_speculative_counting(speculative_counting(o)) {
+        m_speculative_counting(speculative_counting(o)),
+        m_hw_check(hw_check(o)) {
     // A worker that dies while we write to it must not kill the supervisor.
     ::signal(SIGPIPE, SIG_IGN);
     if (o.gpu_mode == "off") {
@@ -304,10 +305,12 @@ class local_evaluator final : public evaluator {
   // `output_error` is set when a counted run computed a wrong result, and
   // `candidate_failure` when the candidate broke a counting pass twice (a
   // trap, a crash or a time-out in its own launch, retried once on a fresh spare).
+  // With the hardware cross-check on, one more spare job runs it at the timed
+  // size (launch -1 below); its outcome goes to `hw`.
   std::string count_instructions(gpu_slot& slot, const protocol::worker_job& main, const manifest& m,
                                  std::vector<size_counts>& counted, std::string& output_error,
-                                 std::string& candidate_failure, std::vector<counting_pass_time>& times,
-                                 std::vector<pass_steps>& steps) {
+                                 std::string& candidate_failure, hw_outcome& hw,
+                                 std::vector<counting_pass_time>& times, std::vector<pass_steps>& steps) {
     std::vector<int> sizes = counted_size_indexes(main.t);
     struct pass {
       size_t size_slot;
@@ -328,11 +331,22 @@ class local_evaluator final : public evaluator {
             {k, int(l), std::async(std::launch::async, [this, &slot, job] { return run_pass(slot, job); })});
       }
     }
+    hw = hw_outcome{};
+    if (m_hw_check && !counted.empty()) {
+      protocol::worker_job job = main;
+      job.count_only = job.hw_check = true;
+      job.count_size = sizes.back();  // the timed size
+      hw.asked = true;
+      passes.push_back({counted.size() - 1, -1,
+                        std::async(std::launch::async, [this, &slot, job] { return run_pass(slot, job); })});
+    }
     std::string error;
     for (auto& p : passes) {
       pass_result pr = p.result.get();
-      const std::string where = "counting launch " + std::to_string(p.launch) + " (" +
-                                m.launches[size_t(p.launch)].kernel + ") at " + counted[p.size_slot].size;
+      const std::string where =
+          p.launch < 0 ? "the hardware cross-check at " + counted[p.size_slot].size
+                       : "counting launch " + std::to_string(p.launch) + " (" + m.launches[size_t(p.launch)].kernel +
+                             ") at " + counted[p.size_slot].size;
       for (const auto& [out, asked] : pr.attempts) {
         times.push_back({counted[p.size_slot].size, p.launch, pr.wall_ms, out.result.dynamic.time_ms,
                          out.result.dynamic.phase_ms});
@@ -342,6 +356,14 @@ class local_evaluator final : public evaluator {
         steps.push_back(std::move(ps));
       }
       if (!pr.candidate.empty() && candidate_failure.empty()) candidate_failure = where + ": " + pr.candidate;
+      if (p.launch < 0) {  // the hardware cross-check: its own outcome, never a missing SASS count
+        const protocol::dynamic_counts& d = pr.outcome.result.dynamic;
+        hw.ran = pr.why.empty();
+        hw.missing = pr.why.empty() ? "" : where + ": " + pr.why;
+        hw.counts = {d.hw_metrics, d.hw_values};
+        if (hw.ran && !d.output_error.empty() && output_error.empty()) output_error = d.output_error;
+        continue;
+      }
       if (!pr.why.empty() && error.empty()) error = where + ": " + pr.why;
       if (pr.why.empty() && !pr.outcome.result.dynamic.output_error.empty() && output_error.empty())
         output_error = pr.outcome.result.dynamic.output_error;
@@ -414,6 +436,7 @@ class local_evaluator final : public evaluator {
     struct early_counts {
       std::vector<size_counts> counted;
       std::string missing, output_error, candidate_failure;
+      hw_outcome hw;
       std::vector<counting_pass_time> times;
       std::vector<pass_steps> steps;
     };
@@ -428,8 +451,8 @@ class local_evaluator final : public evaluator {
     const auto start_counting = [&](gpu_slot& slot) {
       return std::async(std::launch::async, [this, &slot, count_job, &m] {
         early_counts c;
-        c.missing = count_instructions(slot, *count_job, m, c.counted, c.output_error, c.candidate_failure, c.times,
-                                       c.steps);
+        c.missing = count_instructions(slot, *count_job, m, c.counted, c.output_error, c.candidate_failure, c.hw,
+                                       c.times, c.steps);
         return c;
       });
     };
@@ -454,7 +477,7 @@ class local_evaluator final : public evaluator {
       ~spare_hold() { release(); }
     } hold;
     if (worth_counting && m_speculative_counting && m_queue->waiting() == 0 &&
-        slot.ready_spares() >= int(counted_size_indexes(req.t).size() * m.launches.size())) {
+        slot.ready_spares() >= int(counted_size_indexes(req.t).size() * m.launches.size()) + (m_hw_check ? 1 : 0)) {
       slot.hold_spare_starts();
       hold.slot = &slot;
       early = start_counting(slot);
@@ -482,6 +505,7 @@ class local_evaluator final : public evaluator {
     r.stages[stage::instructions].time_ms = p.ms;
     std::vector<size_counts> counted;
     std::string missing, candidate_failure;
+    hw_outcome hw;
     if (!restart_error.empty()) {
       for (stage s : {stage::runtime, stage::correctness, stage::performance})
         r.stages[s] = {stage_status::error, restart_error, 0.0};
@@ -514,6 +538,7 @@ class local_evaluator final : public evaluator {
           missing = std::move(c.missing);
           output_error = std::move(c.output_error);
           candidate_failure = std::move(c.candidate_failure);
+          hw = std::move(c.hw);
           r.instructions.counting = std::move(c.times);
           // The stage took the static check plus whatever counting was left after it.
           r.stages[stage::instructions].time_ms += ms_since(static_done);
@@ -521,8 +546,8 @@ class local_evaluator final : public evaluator {
           auto t0 = clock_type::now();
           note(r, start, "counting passes started");
           std::vector<pass_steps> steps;
-          missing = count_instructions(slot, job, m, counted, output_error, candidate_failure, r.instructions.counting,
-                                       steps);
+          missing = count_instructions(slot, job, m, counted, output_error, candidate_failure, hw,
+                                       r.instructions.counting, steps);
           note_passes(r, start, steps);
           r.stages[stage::instructions].time_ms += ms_since(t0);
         }
@@ -536,7 +561,7 @@ class local_evaluator final : public evaluator {
       }
     }
     if (early.valid()) early.wait();  // counts not used (the static check failed): the passes still finish first
-    decide_instructions(r, p.sass, req.t, counted, missing, candidate_failure);
+    decide_instructions(r, p.sass, req.t, counted, missing, candidate_failure, hw);
   }
 
   // Each pass's steps, then the passes' end; the timeline is kept in time order.
@@ -565,6 +590,7 @@ class local_evaluator final : public evaluator {
   int m_mains;
   int m_spare_connections;
   bool m_speculative_counting;
+  bool m_hw_check;
   std::vector<std::unique_ptr<gpu_slot>> m_slots;
   std::unique_ptr<slot_queue> m_queue;
   std::string m_no_gpu_reason;

@@ -5,6 +5,7 @@
 
 #include "evaluator/api/evaluation.hpp"
 #include "evaluator/compile/compile.hpp"
+#include "evaluator/pool/hw_cross_check.hpp"
 #include "evaluator/pool/instruction_proof.hpp"
 #include "evaluator/pool/protocol.hpp"
 
@@ -20,9 +21,12 @@ void merge_worker_result(const protocol::worker_result& w, evaluation_result& r)
 // the counts of every counted size (empty when none were taken: `missing` says
 // why). `counting_failure`: the candidate broke a counting pass, and again on a
 // fresh worker, while its checked runs were clean: the stage fails with it.
+// `hw`: the hardware cross-check; when asked, a stage the counts pass holds
+// only if the uninstrumented run agrees (else failed: "the kernel behaves
+// differently when counted"), and is unverified when the machine could not run it.
 void decide_instructions(evaluation_result& r, const sass_listing& sass, const task& t,
                          const std::vector<size_counts>& counted, const std::string& missing,
-                         const std::string& counting_failure = "");
+                         const std::string& counting_failure = "", const hw_outcome& hw = {});
 
 // Sets passed, verdict and headline. The first failed stage is the verdict,
 // whatever evaluator error (status error) another stage holds: an error never
