@@ -38,8 +38,9 @@ std::string run_all(worker_state& w, const protocol::worker_job& job, size_run& 
     CUresult e = enqueue(run.plan.launches[i], w.stream);
     if (e == CUDA_SUCCESS) e = cuStreamSynchronize(w.stream);
     if (marks) marks->pop();
-    w.report("between launches under the hardware counters at " + run.size_name, limit_ms, -1, run.size_name);
+    // After a failed launch the progress keeps naming it (what breaks after is its doing).
     if (e != CUDA_SUCCESS) return "launch " + std::to_string(i) + ": " + describe(e);
+    w.report("between launches under the hardware counters at " + run.size_name, limit_ms, -1, run.size_name);
   }
   return "";
 }

@@ -134,11 +134,14 @@ std::string counted_run(worker_state& w, reference_cache& refs, const protocol::
                run->size_name);
       e = enqueue(plan.launches[target], w.stream);
       if (e == CUDA_SUCCESS) e = cuStreamSynchronize(w.stream);
+      // After a failed launch the progress keeps naming it: CUPTI failing or
+      // hanging on the context the candidate broke is the candidate's doing.
       if (e != CUDA_SUCCESS) {
         inner = "launch " + std::to_string(target) + ": " + describe(e);
         candidate = inner + " (the counted launch)";
+      } else {
+        w.report("collecting the counts at " + run->size_name, limit_ms, -1, run->size_name);
       }
-      w.report("collecting the counts at " + run->size_name, limit_ms, -1, run->size_name);
     }
   });
   lap("pass");
