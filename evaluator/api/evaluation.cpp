@@ -71,9 +71,12 @@ std::optional<stage> evaluation_result::furthest_passed() const {
 }
 
 bool evaluation_result::evaluator_error() const {
-  for (const auto& [s, o] : stages)
-    if (o.status == stage_status::error) return true;
-  return false;
+  bool error = false;
+  for (const auto& [s, o] : stages) {
+    if (o.status == stage_status::failed) return false;  // the candidate's failure stands
+    error |= o.status == stage_status::error;
+  }
+  return error;
 }
 
 // ---- JSON -------------------------------------------------------------------
@@ -89,7 +92,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(instruction_check, ptx, ptx_coun
                                                 executed, flop_share, is_math, passed, note, sizes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(counting_pass_time, size, launch, wall_ms, worker_ms, phase_ms)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(instruction_report, static_passed, dynamic_ran, other_math_share,
-                                                sass_source, checks, executed_by_opcode, static_ms, counting)
+                                                sass_source, checks, executed_by_opcode, static_ms, counting,
+                                                hardware)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(seed_record, public_seeds, hidden, timing, counting)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(runtime_report, error, launch_index, size, context_lost, hidden_size)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(output_check, tensor, size, seed, hidden_seed, elements,

@@ -114,6 +114,9 @@ struct instruction_report {
   std::map<std::string, int64_t> executed_by_opcode;  // top opcodes of the instrumented run
   double static_ms = 0;                     // the static check (disassembly included)
   std::vector<counting_pass_time> counting;  // the counting passes, where the stage's time went
+  // The hardware cross-check (uninstrumented run at the timed size): "off",
+  // the compared figures, or why it could not run or disagreed.
+  std::string hardware;
 };
 
 struct runtime_report {
@@ -252,7 +255,8 @@ struct evaluation_result {
   // The furthest stage that passed, or nullopt if none.
   std::optional<stage> furthest_passed() const;
   // Some stage could not be judged because the evaluator failed (status
-  // error): the result says nothing about the candidate.
+  // error) and no stage failed: the result says nothing about the candidate.
+  // A failed stage is the candidate's verdict whatever error another holds.
   bool evaluator_error() const;
 };
 

@@ -36,6 +36,12 @@ struct local_evaluator_options {
   // the GPU against timing. -1 = $PTXBENCH_SPARE_CONNECTIONS (0 = the
   // environment's own, 1-32), else 1. Main workers keep the environment's.
   int spare_connections = -1;
+  // The hardware cross-check of the instructions stage (evaluator/pool/hw_cross_check.hpp):
+  // one more spare job per candidate at the timed size, under CUPTI's range
+  // profiler. -1 = $PTXBENCH_HW_CHECK (0 or 1), else off until its cost on the
+  // H200 is measured and recorded; on, a machine that cannot profile leaves
+  // the stage unverified.
+  int hw_check = -1;
 };
 
 // Never throws for a missing GPU or driver: such an evaluator reports the GPU

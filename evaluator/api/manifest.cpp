@@ -290,6 +290,7 @@ std::vector<std::string> check_manifest_against_task(const manifest& m, const ta
       }
     }
   }
+  for (auto& p : check_manifest_bounds(m, t)) problems.push_back(std::move(p));
   return problems;
 }
 

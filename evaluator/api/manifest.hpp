@@ -71,4 +71,30 @@ nlohmann::json manifest_to_json(const manifest& m);
 // block and cluster are positive). Returns human-readable problems; empty = ok.
 std::vector<std::string> check_manifest_against_task(const manifest& m, const task& t);
 
+// Bounds on every resource a manifest asks for, derived from the task
+// (manifest_bounds.cpp; docs/decisions.md lists them with their reasons). A
+// manifest past one fails the format stage with a message naming the bound,
+// so no request of a candidate reaches the harness as something it cannot
+// provide. check_manifest_against_task includes these problems.
+//   scratch: all buffers together <= k_max_scratch_factor x the task's tensor
+//     bytes at that size + k_scratch_slack_bytes (a split-K workspace of 4 fp32
+//     partial C's is 2.7x a square GEMM's tensors);
+//   dynamic shared memory <= the architecture's per-block opt-in limit;
+//   grid <= (2^31-1, 65535, 65535), block <= (1024, 1024, 64) and 1024 threads,
+//   cluster <= 16 CTAs and a divisor of the grid;
+//   launches <= k_max_candidate_launches (each is counted by a worker process per counted size);
+//   tensor maps: rank 1..5, box dims 1..256, strides multiples of 16 bytes below 2^40, dims below 2^32.
+inline constexpr double k_max_scratch_factor = 8.0;
+inline constexpr int64_t k_scratch_slack_bytes = int64_t(64) << 20;
+inline constexpr size_t k_max_candidate_launches = 16;
+inline constexpr int64_t k_max_cluster_ctas = 16;
+inline constexpr int64_t k_max_block_threads = 1024;
+struct size_point;
+std::vector<std::string> check_manifest_bounds(const manifest& m, const task& t);
+// The bytes of every task tensor at `s`, and the scratch bound derived from them.
+double task_tensor_bytes(const task& t, const size_point& s);
+double max_scratch_bytes(const task& t, const size_point& s);
+// Dynamic plus static shared memory one block may have on `arch` ("sm_90a": 232448).
+int64_t max_shared_bytes_per_block(const std::string& arch);
+
 }  // namespace ptxbench

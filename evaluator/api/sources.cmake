@@ -2,5 +2,5 @@
 # and the libFuzzer build (tests/fuzz/fuzz.cmake) both read it, so a file added
 # here reaches both builds.
 set(PTXBENCH_EVALUATOR_API_SOURCES
-  candidate.cpp evaluation.cpp expression.cpp files.cpp index_inputs.cpp json_path.cpp manifest.cpp task.cpp
+  candidate.cpp evaluation.cpp expression.cpp files.cpp index_inputs.cpp json_path.cpp manifest.cpp manifest_bounds.cpp task.cpp
   verdict.cpp hidden_sizes.cpp size_rules.cpp solutions.cpp task_check.cpp task_family.cpp)

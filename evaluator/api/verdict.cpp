@@ -21,12 +21,14 @@ standing standing_of(const evaluation_result& r) {
 
 verdict verdict_of(const standing& s) {
   if (!s.judged) return {};
-  // An evaluator failure comes first: a candidate is never charged with a
-  // verdict reached on a broken harness.
-  for (int i = 0; i < stage_count; ++i)
-    if (s.stages[i] == stage_status::error) return {verdict_kind::error, static_cast<stage>(i)};
+  // A failed stage comes first, wherever an evaluator error sits: a failure
+  // is a check of the candidate that completed, which no error of the harness
+  // in another stage makes untrue, and a candidate that could provoke an
+  // evaluator error would otherwise escape its verdict (docs/decisions.md).
   for (int i = 0; i < stage_count; ++i)
     if (s.stages[i] == stage_status::failed) return {verdict_kind::failed, static_cast<stage>(i)};
+  for (int i = 0; i < stage_count; ++i)
+    if (s.stages[i] == stage_status::error) return {verdict_kind::error, static_cast<stage>(i)};
   for (int i = 0; i < stage_count; ++i)
     if (s.stages[i] != stage_status::passed) return {verdict_kind::partial, static_cast<stage>(i)};
   return {verdict_kind::passed, stage::performance};

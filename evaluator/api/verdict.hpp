@@ -27,11 +27,12 @@ standing standing_of(const evaluation_result& r);
 
 // The verdict:
 //  none     never judged
-//  error    the evaluator failed at stage `at` (a stage with status error,
-//           whatever else the result holds): nothing is known of the
-//           candidate. Never fed back as its fault, never counted in rates,
-//           never exported.
-//  failed   stage `at` failed, the first in table order that did
+//  failed   stage `at` failed, the first in table order that did, whatever
+//           evaluator error another stage holds (a failure is a completed
+//           check of the candidate; an error must never hide it)
+//  error    no stage failed and the evaluator failed at stage `at` (the first
+//           with status error): nothing is known of the candidate. Never fed
+//           back as its fault, never counted in rates, never exported.
 //  partial  no stage failed, yet not every stage passed: `at` is the first
 //           that could not run here (no GPU, another architecture) or could
 //           not be verified. Never a failure of `at`.

@@ -70,6 +70,17 @@ int compile_time_limit_ms();
 // "" when `ptx` is within the size bounds, else why not.
 std::string ptx_bounds_problem(const std::string& ptx);
 
+// Functions the module declares `.extern .func` (defined elsewhere: the
+// device runtime's malloc, free, vprintf, __assertfail, cudaLaunchDeviceV2...),
+// with the 1-based line of the declaration. Comments and strings are ignored.
+struct ptx_external_function {
+  std::string name;
+  int line = 0;
+};
+std::vector<ptx_external_function> ptx_external_functions(const std::string& ptx);
+// The format stage's refusal of such a module, naming the functions; "" when it declares none.
+std::string system_calls_problem(const std::string& ptx);
+
 // A kernel parameter as declared in the PTX `.entry` header.
 struct ptx_param {
   std::string name;
@@ -170,6 +181,28 @@ bool sass_opcode_matches(const sass_instruction& inst, const std::string& table_
 // "HGMMA.64x8x16.F16 RZ, gdesc[URZ], RZ, !UPT") does no work: 0. tcgen05's
 // UTCHMMA/UTCQMMA keep their shape in a register descriptor: 0 (unknown).
 double sass_instruction_flops(const sass_instruction& inst);
+
+// What one warp-level execution of a SASS instruction does to the task's data
+// (evaluator/compile/sass_opcodes.json, every opcode of sm_90a and sm_100a
+// that the repository's PTX and a PTX of every instruction kind compile to):
+//   tensor      matrix instructions; flops from the shape in the opcode (2*M*N*K,
+//               a quarter per warp for warpgroup MMAs, half for sparse ones), 0
+//               for an RZ destination, -1 when the shape is not in the opcode (UTC*MMA)
+//   float_math  floating-point arithmetic (FFMA 64, FMUL 32, HFMA2 128, DFMA 64,
+//               MUFU 32, FFMA2 128...), 0 for an RZ source (a move idiom)
+//   integer     integer multiplies and dot products (IMAD 64, IDP.4A 256...), 0 for
+//               an RZ source or a multiply by an immediate power of two
+//   other       no arithmetic on the data (memory, control, moves, conversions...)
+//   unknown     not in the table: its work cannot be accounted for
+enum class sass_kind { tensor, float_math, integer, other, unknown };
+struct sass_class_info {
+  sass_kind kind = sass_kind::unknown;
+  double flops = 0;          // per warp-level execution; -1: a tensor shape the opcode does not carry
+  std::string operand_type;  // "BF16", "F16", "E4M3", "TF32", "S8", "F32", "F64", "B1", "INT"; "" when none
+};
+sass_class_info classify_sass(const sass_instruction& inst);
+// Whether a base opcode ("FFMA", "HGMMA") is in the table.
+bool sass_opcode_known(const std::string& base_opcode);
 
 // Static part of the instructions stage: counts of each target in the PTX
 // (comments ignored) and in the SASS. Sets static_passed; dynamic fields stay -1.

@@ -33,7 +33,14 @@ void compile_with_ptxas(const std::string& ptx, const std::string& arch, const s
   // ptxas compiles a large kernel in seconds; a module that keeps it busy past
   // the limit is a failed compile (ptxas is killed), not a stalled evaluator.
   const int limit_ms = compile_time_limit_ms();
-  const process_result run = run_process({ptxas, "-arch=" + arch, "-v", "-o", output.path(), input.path()}, limit_ms);
+  const std::vector<std::string> command = {ptxas, "-arch=" + arch, "-v", "-o", output.path(), input.path()};
+  process_result run = run_process(command, limit_ms);
+  // A ptxas killed by a signal is run once more: a crash that repeats on the
+  // same PTX is that PTX's compile failure (a text that crashes the compiler
+  // must not escape its verdict as an evaluator error); one that does not
+  // repeat was the machine's.
+  const bool crashed = run.ran && !run.timed_out && run.exit_code > 128;
+  if (crashed) run = run_process(command, limit_ms);
   if (run.timed_out) {
     add_compile_error(out.report, "compile ran past the time limit of " + describe_ms(limit_ms) + " (ptxas was killed)");
     return;
@@ -48,7 +55,11 @@ void compile_with_ptxas(const std::string& ptx, const std::string& arch, const s
   out.report.kernels = parse_ptxas_resources(log);
   // The PTX failed when ptxas said why; any other failure is the evaluator's.
   if (run.exit_code != 0) {
-    if (!has_error_diagnostic(out.report))
+    if (has_error_diagnostic(out.report)) return;
+    if (crashed && run.exit_code > 128)
+      add_compile_error(out.report, "ptxas crashed (signal " + std::to_string(run.exit_code - 128) +
+                                        ") on this PTX, twice: a module that crashes the compiler is not accepted");
+    else
       fail_compile(out, run.exit_code > 128 ? "ptxas crashed (signal " + std::to_string(run.exit_code - 128) + ")"
                                             : "ptxas failed with exit code " + std::to_string(run.exit_code) +
                                                   " and no error message");

@@ -78,31 +78,8 @@ std::string join(const std::vector<std::string>& items, const char* separator) {
 }  // namespace
 
 double sass_instruction_flops(const sass_instruction& inst) {
-  // Warpgroup MMAs: the shape is in the opcode ("HGMMA.64x128x16.F32.BF16").
-  // The four warps of the warpgroup each execute the instruction and CUPTI
-  // counts each warp, so one warp-level execution carries a quarter of it.
-  static const std::regex warpgroup_shape(R"(^[HQI]GMMA\.(\d+)x(\d+)x(\d+)(\..*)?$)");
-  // Warp MMAs: one warp-level execution is the whole m16n8k16 product.
-  static const std::map<std::string, std::array<int, 3>> warp_shapes = {
-      {"16816", {16, 8, 16}}, {"16832", {16, 8, 32}}, {"16864", {16, 8, 64}}, {"1688", {16, 8, 8}},
-      {"1684", {16, 8, 4}},   {"8816", {8, 8, 16}},   {"8832", {8, 8, 32}}};
-  if (inst.opcode != "HGMMA" && inst.opcode != "QGMMA" && inst.opcode != "IGMMA" && inst.opcode != "HMMA" &&
-      inst.opcode != "IMMA") {
-    return 0.0;
-  }
-  if (writes_nothing(inst)) return 0.0;
-  const std::string opcode = full_opcode(inst);
-  std::smatch m;
-  if (std::regex_match(opcode, m, warpgroup_shape)) {
-    return 2.0 * std::stod(m[1]) * std::stod(m[2]) * std::stod(m[3]) / 4.0;
-  }
-  const size_t dot = opcode.find('.');
-  if (dot == std::string::npos) return 0.0;
-  const std::string shape = opcode.substr(dot + 1, opcode.find('.', dot + 1) - dot - 1);
-  if (auto it = warp_shapes.find(shape); it != warp_shapes.end()) {
-    return 2.0 * it->second[0] * it->second[1] * it->second[2];
-  }
-  return 0.0;
+  const sass_class_info c = classify_sass(inst);
+  return c.kind == sass_kind::tensor && c.flops > 0 ? c.flops : 0.0;
 }
 
 instruction_report static_instruction_check(const task& t, const std::string& ptx, const sass_listing& sass) {

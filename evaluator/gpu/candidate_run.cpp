@@ -20,10 +20,20 @@ std::unique_ptr<size_run> make_size_run(worker_state& w, CUmodule module, const 
     size_t bytes = size_t(tensor_elements(ts, s)) * size_t(dtype_bytes(ts.type));
     r->buffers[ts.name] = std::make_unique<guarded_buffer>(bytes);
   }
+  // Scratch is what the candidate asked for (within the format stage's bound):
+  // an allocation that fails is its runtime failure, never the evaluator's.
   for (const auto& sc : m.scratch) {
     int64_t bytes = eval_int(sc.bytes, s.values);
     if (bytes < 0) bytes = 0;
-    r->buffers[sc.name] = std::make_unique<guarded_buffer>(size_t(bytes));
+    try {
+      r->buffers[sc.name] = std::make_unique<guarded_buffer>(size_t(bytes));
+    } catch (const cuda_error& e) {
+      if (e.sticky) throw;
+      r->buffers.erase(sc.name);
+      r->plan.refusal = "scratch '" + sc.name + "' of " + std::to_string(bytes) + " bytes at size " + r->size_name +
+                        " could not be allocated: " + e.what();
+      return r;
+    }
   }
   for (const auto& [name, b] : r->buffers) r->addresses[name] = b->ptr();
   r->plan = prepare_launches(module, m, t, s, r->addresses, w.limits);

@@ -94,7 +94,7 @@ correctness_outcome run_correctness(worker_state& w, reference_cache& refs, CUmo
       for (const auto& [name, buf] : run->buffers) {
         int64_t damaged = buf->damaged_guard_bytes(w.scratch8.as<unsigned long long>(), w.stream);
         if (damaged > 0 && out.report.guards_intact)
-          add_note("out-of-bounds write: " + std::to_string(damaged) + " bytes changed in the 64 KiB guard regions around " +
+          add_note("out-of-bounds write: " + std::to_string(damaged) + " bytes changed in the guard regions around " +
                    name + " at " + run->size_name);
         if (damaged > 0) {
           out.report.guards_intact = false;

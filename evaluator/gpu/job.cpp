@@ -9,6 +9,7 @@
 #include "evaluator/gpu/candidate_run.hpp"
 #include "evaluator/gpu/correctness.hpp"
 #include "evaluator/gpu/cuda_check.hpp"
+#include "evaluator/gpu/hw_pass.hpp"
 #include "evaluator/gpu/kernels.hpp"
 #include "evaluator/gpu/module_globals.hpp"
 #include "evaluator/gpu/timing.hpp"
@@ -55,9 +56,14 @@ std::string load(const std::vector<char>& cubin, loaded_module& out, bool& stick
 // (never instrumented), launch `target` from a fresh load inside it, the later
 // launches uninstrumented again, and the outputs compared with the reference.
 // Returns "" or why nothing was counted; `output_error` says when the counted
-// run computed a wrong result (a kernel that behaves differently when counted).
+// run computed a wrong result (a kernel that behaves differently when counted)
+// and `candidate` when a launch of the candidate failed in it (its failure:
+// the supervisor retries once, then fails the stage). Progress names the
+// launch only while a launch of the candidate runs, so that a worker lost
+// then is the candidate's and one lost in CUPTI's set-up is not.
 std::string counted_run(worker_state& w, reference_cache& refs, const protocol::worker_job& job,
-                        sass_count_result& counted, std::string& output_error, std::map<std::string, double>& phase) {
+                        sass_count_result& counted, std::string& output_error, std::string& candidate,
+                        std::map<std::string, double>& phase) {
   const task& t = job.t;
   const size_point& s = t.sizes.at(size_t(job.count_size));
   auto mark = std::chrono::steady_clock::now();
@@ -81,15 +87,22 @@ std::string counted_run(worker_state& w, reference_cache& refs, const protocol::
   PTXB_CU(cuStreamSynchronize(w.stream));
   lap("inputs");
   const size_t target = size_t(job.count_launch);
+  const double limit_ms = std::max(60000.0, 20 * job.time_limit_ms);
   auto run_uninstrumented = [&](launch_plan& plan, size_t from, size_t to) -> std::string {
     for (size_t i = from; i < to && i < plan.launches.size(); ++i) {
+      w.report("launch " + std::to_string(i) + " beside the counted one at " + run->size_name, limit_ms, int(i),
+               run->size_name);
       CUresult e = enqueue(plan.launches[i], w.stream);
       if (e == CUDA_SUCCESS) e = cuStreamSynchronize(w.stream);
       if (e != CUDA_SUCCESS) return "launch " + std::to_string(i) + ": " + describe(e);
     }
     return "";
   };
-  if (std::string e = run_uninstrumented(run->plan, 0, target); !e.empty()) return "instrumented run failed: " + e;
+  if (std::string e = run_uninstrumented(run->plan, 0, target); !e.empty()) {
+    candidate = e + " (before the counted launch)";
+    return "instrumented run failed: " + e;
+  }
+  w.report("setting up the counting pass at " + run->size_name, limit_ms, -1, run->size_name);
   lap("launches_before");
   // No copy of the cubin stays loaded while the pass is on (as in the flow
   // measured to record on the H200): the counted launch and the ones after it
@@ -117,9 +130,18 @@ std::string counted_run(worker_state& w, reference_cache& refs, const protocol::
     if (!plan.refusal.empty()) inner = plan.refusal;
     if (inner.empty() && target >= plan.launches.size()) inner = "no launch " + std::to_string(target);
     if (inner.empty()) {
+      w.report("launch " + std::to_string(target) + " under counting at " + run->size_name, limit_ms, int(target),
+               run->size_name);
       e = enqueue(plan.launches[target], w.stream);
       if (e == CUDA_SUCCESS) e = cuStreamSynchronize(w.stream);
-      if (e != CUDA_SUCCESS) inner = "launch " + std::to_string(target) + ": " + describe(e);
+      // After a failed launch the progress keeps naming it: CUPTI failing or
+      // hanging on the context the candidate broke is the candidate's doing.
+      if (e != CUDA_SUCCESS) {
+        inner = "launch " + std::to_string(target) + ": " + describe(e);
+        candidate = inner + " (the counted launch)";
+      } else {
+        w.report("collecting the counts at " + run->size_name, limit_ms, -1, run->size_name);
+      }
     }
   });
   lap("pass");
@@ -131,9 +153,13 @@ std::string counted_run(worker_state& w, reference_cache& refs, const protocol::
   plan = launch_plan{};
   if (module) cuModuleUnload(module);
   lap("launches_after");
+  if (!candidate.empty()) return "instrumented run failed: " + inner;
   if (!counted.ok) return "CUPTI SASS counting failed: " + counted.error;
   if (!inner.empty()) return "instrumented run failed: " + inner;
-  if (!after.empty()) return "run after the instrumented launch failed: " + after;
+  if (!after.empty()) {
+    candidate = after + " (after the counted launch)";
+    return "run after the instrumented launch failed: " + after;
+  }
   correctness_report report;
   const bool outputs_ok = check_outputs(w, refs, t, *run, *ref, job.count_seed, true, report);
   lap("check");
@@ -160,9 +186,9 @@ protocol::dynamic_counts count_pass(worker_state& w, reference_cache& refs, cons
   d.task_flops = task_flops(job.t, s);
 #ifdef PTXBENCH_HAVE_PROFILE
   w.report("counting executed instructions of launch " + std::to_string(job.count_launch) + " at " + d.size,
-           std::max(60000.0, 20 * job.time_limit_ms), job.count_launch, d.size);
+           std::max(60000.0, 20 * job.time_limit_ms), -1, d.size);
   sass_count_result counted;
-  d.error = counted_run(w, refs, job, counted, d.output_error, d.phase_ms);
+  d.error = counted_run(w, refs, job, counted, d.output_error, d.candidate_failure, d.phase_ms);
   d.ran = d.error.empty();
   if (d.ran)
     for (const auto& c : counted.counts) d.counts.push_back({c.function, c.pc_offset, c.executed});
@@ -184,6 +210,11 @@ protocol::worker_result run_job(worker_state& w, reference_cache& refs, const pr
   protocol::worker_result res;
   res.id = job.id;
   evaluation_result& r = res.partial;
+  if (job.count_only && job.hw_check) {
+    res.dynamic = hw_pass(w, refs, job);
+    res.recycle = true;
+    return res;
+  }
   if (job.count_only) {
     auto t0 = std::chrono::steady_clock::now();
     res.dynamic = count_pass(w, refs, job);

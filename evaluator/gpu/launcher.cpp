@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <sstream>
+#include <tuple>
 
 #include "evaluator/api/expression.hpp"
 #include "evaluator/api/hidden_sizes.hpp"
@@ -190,10 +191,17 @@ launch_plan prepare_launches(CUmodule module, const manifest& m, const task& t, 
       l.cluster[d] = unsigned(c);
       threads *= b;
     }
+    // What the driver says of the candidate's own function, and the
+    // configuration it asks for: a refusal is its runtime failure, never the
+    // evaluator's error (docs/decisions.md, "Paths to error").
     int max_threads = 0, static_shared = 0, regs = 0;
-    PTXB_CU(cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, l.function));
-    PTXB_CU(cuFuncGetAttribute(&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, l.function));
-    PTXB_CU(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, l.function));
+    using attribute_query = std::tuple<int*, CUfunction_attribute, const char*>;
+    for (auto [out, attribute, what] :
+         {attribute_query{&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "its thread limit"},
+          attribute_query{&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "its static shared memory"},
+          attribute_query{&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, "its register count"}})
+      if (CUresult e = cuFuncGetAttribute(out, attribute, l.function); e != CUDA_SUCCESS)
+        return refuse(std::string("the driver could not read ") + what + ": " + describe(e));
     if (threads > limits.max_threads_per_block)
       return refuse("block of " + std::to_string(threads) + " threads; a block has at most " +
                     std::to_string(limits.max_threads_per_block));
@@ -207,8 +215,12 @@ launch_plan prepare_launches(CUmodule module, const manifest& m, const task& t, 
                     std::to_string(static_shared) + " static); this GPU allows at most " +
                     std::to_string(limits.max_shared_optin) + " bytes per block");
     l.shared_bytes = unsigned(dyn);
-    PTXB_CU(cuFuncSetAttribute(l.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                               int(limits.max_shared_optin - static_shared)));
+    if (CUresult e = cuFuncSetAttribute(l.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                        int(limits.max_shared_optin - static_shared));
+        e != CUDA_SUCCESS)
+      return refuse("the driver refused " + std::to_string(limits.max_shared_optin - static_shared) +
+                    " bytes of dynamic shared memory for it (" + std::to_string(static_shared) +
+                    " static): " + describe(e));
 
     // Parameters: the kernel's real layout against the manifest.
     std::vector<size_t> sizes;

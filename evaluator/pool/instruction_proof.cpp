@@ -14,26 +14,6 @@
 namespace ptxbench {
 namespace {
 
-std::string full_opcode(const sass_instruction& inst) {
-  std::string text = inst.text;
-  if (!text.empty() && text[0] == '@') {
-    size_t sp = text.find(' ');
-    text = sp == std::string::npos ? "" : text.substr(sp + 1);
-  }
-  return text.substr(0, text.find(' '));
-}
-
-std::vector<std::string> modifiers(const std::string& opcode) {
-  std::vector<std::string> out;
-  size_t at = opcode.find('.');
-  while (at != std::string::npos) {
-    size_t next = opcode.find('.', at + 1);
-    out.push_back(opcode.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1));
-    at = next;
-  }
-  return out;
-}
-
 bool matches_any(const sass_instruction& inst, const std::vector<std::string>& opcodes) {
   return std::any_of(opcodes.begin(), opcodes.end(),
                      [&](const std::string& o) { return sass_opcode_matches(inst, o); });
@@ -75,6 +55,9 @@ const sass_mapping* mapping_for(const std::vector<sass_mapping>& table, const st
 struct executed_at_size {
   std::vector<std::vector<std::pair<const sass_instruction*, uint64_t>>> per_launch;
   std::map<std::string, int64_t> by_opcode;
+  // Executed work the evaluator cannot account for: PCs outside the listing,
+  // opcodes outside the classification, tensor shapes it cannot read.
+  std::map<std::string, int64_t> unaccounted;
 };
 
 executed_at_size map_counts(const sass_listing& sass, const size_counts& sc) {
@@ -88,17 +71,37 @@ executed_at_size map_counts(const sass_listing& sass, const size_counts& sc) {
   for (const auto& launch : sc.counts) {
     e.per_launch.emplace_back();
     for (const auto& c : launch) {
-      if (!functions.count(c.function)) continue;  // not the candidate's code (a library kernel)
+      // Only the candidate's module is loaded while a pass counts (the
+      // references' library kernels run before it), so every record is the
+      // candidate's code: one the listing does not hold is unaccounted work.
       auto it = by_pc.find({c.function, c.pc_offset});
       if (it == by_pc.end()) {
+        if (c.executed == 0) continue;
         e.by_opcode["(unmapped pc)"] += int64_t(c.executed);
+        e.unaccounted[functions.count(c.function) ? "a PC outside the listing" : "code outside the listing (" + c.function + ")"] +=
+            int64_t(c.executed);
         continue;
       }
       e.by_opcode[it->second->opcode] += int64_t(c.executed);
-      if (c.executed) e.per_launch.back().push_back({it->second, c.executed});
+      if (!c.executed) continue;
+      e.per_launch.back().push_back({it->second, c.executed});
+      const sass_class_info info = classify_sass(*it->second);
+      if (info.kind == sass_kind::unknown)
+        e.unaccounted[it->second->opcode + " (an opcode outside the evaluator's classification)"] += int64_t(c.executed);
+      else if (info.kind == sass_kind::tensor && info.flops < 0)
+        e.unaccounted[it->second->opcode + " (a tensor instruction whose shape the evaluator cannot read)"] +=
+            int64_t(c.executed);
     }
   }
   return e;
+}
+
+// "unprovable: executed SASS the evaluator cannot account for at <size>: X 1.2k times, ...".
+std::string unaccounted_note(const executed_at_size& e, const std::string& size) {
+  std::string what;
+  for (const auto& [k, n] : e.unaccounted) what += (what.empty() ? "" : ", ") + k + " " + human(double(n)) + " times";
+  return "unprovable: the kernel executed SASS the evaluator cannot account for at " + size + ": " + what +
+         "; the work it did cannot be proven (every executed instruction must be one whose math is known)";
 }
 
 std::string top_opcodes(const std::map<std::string, int64_t>& by_opcode, size_t n) {
@@ -112,32 +115,15 @@ std::string top_opcodes(const std::map<std::string, int64_t>& by_opcode, size_t 
 }  // namespace
 
 double math_flops_per_exec(const sass_instruction& inst) {
-  if (double f = sass_instruction_flops(inst); f > 0) return f;
-  static const std::map<std::string, double> scalar = {
-      {"FFMA", 64},  {"FFMA32I", 64}, {"FMUL", 32},  {"FMUL32I", 32}, {"FADD", 32}, {"FADD32I", 32},
-      {"FFMA2", 128}, {"FMUL2", 64},  {"FADD2", 64}, {"HFMA2", 128},  {"HMUL2", 64}, {"HADD2", 64},
-      {"HFMA2_32I", 128}, {"HMUL2_32I", 64}, {"HADD2_32I", 64}, {"DFMA", 64}, {"DMUL", 32}, {"DADD", 32}};
-  auto it = scalar.find(inst.opcode);
-  return it == scalar.end() ? 0.0 : it->second;
+  const sass_class_info c = classify_sass(inst);
+  const bool math = c.kind == sass_kind::tensor || c.kind == sass_kind::float_math || c.kind == sass_kind::integer;
+  return math && c.flops > 0 ? c.flops : 0.0;
 }
 
 std::string math_operand_type(const sass_instruction& inst) {
-  const std::string op = inst.opcode;
-  if (op == "FFMA" || op == "FFMA32I" || op == "FMUL" || op == "FMUL32I" || op == "FADD" || op == "FADD32I" ||
-      op == "FFMA2" || op == "FMUL2" || op == "FADD2")
-    return "F32";
-  if (op == "DFMA" || op == "DMUL" || op == "DADD" || op == "DMMA") return "F64";
-  bool tensor = op == "HGMMA" || op == "QGMMA" || op == "IGMMA" || op == "HMMA" || op == "IMMA";
-  bool half = op.rfind("HFMA2", 0) == 0 || op.rfind("HMUL2", 0) == 0 || op.rfind("HADD2", 0) == 0;
-  if (!tensor && !half) return "";
-  // The operand type is the last input-type modifier; none means fp16
-  // (HGMMA.64x128x16.F32.BF16 is bf16, HMMA.16816.F32 is f16, QGMMA ...E4M3.E4M3 is e4m3).
-  std::string type = tensor && op == "IGMMA" ? "S8" : "F16";
-  for (const auto& m : modifiers(full_opcode(inst)))
-    if (m == "BF16" || m == "BF16_V2" || m == "E4M3" || m == "E5M2" || m == "TF32" || m == "S8" || m == "U8" ||
-        m == "S4" || m == "U4")
-      type = m == "BF16_V2" ? "BF16" : m;
-  return type;
+  const sass_class_info c = classify_sass(inst);
+  const bool math = c.kind == sass_kind::tensor || c.kind == sass_kind::float_math || c.kind == sass_kind::integer;
+  return math ? c.operand_type : "";
 }
 
 size_counts counted_size_facts(const task& t, const manifest& m, const size_point& s) {
@@ -195,11 +181,12 @@ void apply_dynamic_counts(instruction_report& report, const sass_listing& sass, 
     c.executed = -1;
     c.flop_share = -1;
   }
-  std::string other_failure;
+  std::string other_failure, unaccounted_failure;
   std::map<std::string, int64_t> last_by_opcode;
   for (const auto& sc : sizes) {
     executed_at_size e = map_counts(sass, sc);
     last_by_opcode = e.by_opcode;
+    if (unaccounted_failure.empty() && !e.unaccounted.empty()) unaccounted_failure = unaccounted_note(e, sc.size);
     std::string top = top_opcodes(e.by_opcode, 4);
     // Math the task did not target.
     double other = 0;
@@ -332,6 +319,10 @@ void apply_dynamic_counts(instruction_report& report, const sass_listing& sass, 
   if (!other_failure.empty() && !other_attached && !report.checks.empty()) {
     report.checks.front().passed = false;
     report.checks.front().note += (report.checks.front().note.empty() ? "" : "; ") + other_failure;
+  }
+  if (!unaccounted_failure.empty() && !report.checks.empty()) {
+    report.checks.front().passed = false;
+    report.checks.front().note += (report.checks.front().note.empty() ? "" : "; ") + unaccounted_failure;
   }
 }
 

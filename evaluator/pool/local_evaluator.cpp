@@ -89,7 +89,8 @@ class local_evaluator final : public evaluator {
       : m_spares(spare_workers(o)),
         m_mains(main_workers(o)),
         m_spare_connections(spare_connections(o)),
-        m_speculative_counting(speculative_counting(o)) {
+        m_speculative_counting(speculative_counting(o)),
+        m_hw_check(hw_check(o)) {
     // A worker that dies while we write to it must not kill the supervisor.
     ::signal(SIGPIPE, SIG_IGN);
     if (o.gpu_mode == "off") {
@@ -225,6 +226,7 @@ class local_evaluator final : public evaluator {
         auto entries = parse_ptx_entries(req.ptx);
         if (entries.empty()) problems.push_back("the PTX has no .entry kernel");
         else problems = check_manifest_against_ptx(m, entries, req.t);
+        if (std::string calls = system_calls_problem(req.ptx); !calls.empty()) problems.push_back(calls);
       }
       for (const auto& p : problems) problem += (problem.empty() ? "" : "; ") + p;
     }
@@ -300,15 +302,20 @@ class local_evaluator final : public evaluator {
 
   // Every (counted size, launch) on its own spare worker, concurrently.
   // Returns "" and the counts per size, or why the proof is incomplete;
-  // `output_error` is set when a counted run computed a wrong result.
+  // `output_error` is set when a counted run computed a wrong result, and
+  // `candidate_failure` when the candidate broke a counting pass twice (a
+  // trap, a crash or a time-out in its own launch, retried once on a fresh spare).
+  // With the hardware cross-check on, one more spare job runs it at the timed
+  // size (launch -1 below); its outcome goes to `hw`.
   std::string count_instructions(gpu_slot& slot, const protocol::worker_job& main, const manifest& m,
                                  std::vector<size_counts>& counted, std::string& output_error,
+                                 std::string& candidate_failure, hw_outcome& hw,
                                  std::vector<counting_pass_time>& times, std::vector<pass_steps>& steps) {
     std::vector<int> sizes = counted_size_indexes(main.t);
     struct pass {
       size_t size_slot;
       int launch;
-      std::future<std::tuple<job_outcome, std::string, double, clock_type::time_point>> result;
+      std::future<pass_result> result;
     };
     std::vector<pass> passes;
     counted.clear();
@@ -317,44 +324,96 @@ class local_evaluator final : public evaluator {
       counted.back().counts.resize(m.launches.size());
       for (size_t l = 0; l < m.launches.size(); ++l) {
         protocol::worker_job job = main;
-        job.id = ++m_job_ids;
         job.count_only = true;
         job.count_launch = int(l);
         job.count_size = sizes[k];
-        passes.push_back({k, int(l), std::async(std::launch::async, [&slot, job] {
-                            std::string err;
-                            const auto t0 = clock_type::now();
-                            job_outcome o = slot.count(job, err);
-                            return std::make_tuple(std::move(o), err, ms_since(t0), t0);
-                          })});
+        passes.push_back(
+            {k, int(l), std::async(std::launch::async, [this, &slot, job] { return run_pass(slot, job); })});
       }
+    }
+    hw = hw_outcome{};
+    if (m_hw_check && !counted.empty()) {
+      protocol::worker_job job = main;
+      job.count_only = job.hw_check = true;
+      job.count_size = sizes.back();  // the timed size
+      hw.asked = true;
+      passes.push_back({counted.size() - 1, -1,
+                        std::async(std::launch::async, [this, &slot, job] { return run_pass(slot, job); })});
     }
     std::string error;
     for (auto& p : passes) {
-      auto [out, start_error, wall_ms, asked] = p.result.get();
-      times.push_back({counted[p.size_slot].size, p.launch, wall_ms, out.result.dynamic.time_ms,
-                       out.result.dynamic.phase_ms});
-      std::string why = !start_error.empty()                 ? start_error
-                        : out.end != job_end::result         ? out.cause
-                        : !out.result.dynamic.ran            ? out.result.dynamic.error
-                                                             : "";
-      const std::string where = "counting launch " + std::to_string(p.launch) + " (" +
-                                m.launches[size_t(p.launch)].kernel + ") at " + counted[p.size_slot].size;
-      {
+      pass_result pr = p.result.get();
+      const std::string where =
+          p.launch < 0 ? "the hardware cross-check at " + counted[p.size_slot].size
+                       : "counting launch " + std::to_string(p.launch) + " (" + m.launches[size_t(p.launch)].kernel +
+                             ") at " + counted[p.size_slot].size;
+      for (const auto& [out, asked] : pr.attempts) {
+        times.push_back({counted[p.size_slot].size, p.launch, pr.wall_ms, out.result.dynamic.time_ms,
+                         out.result.dynamic.phase_ms});
         pass_steps ps{"count " + std::to_string(p.size_slot) + "." + std::to_string(p.launch) + ": ", asked, {}};
         ps.outcome.trail = out.trail;
         ps.outcome.sent_at = out.sent_at;
         steps.push_back(std::move(ps));
       }
-      if (!why.empty() && error.empty()) error = where + ": " + why;
-      if (why.empty() && !out.result.dynamic.output_error.empty() && output_error.empty())
-        output_error = out.result.dynamic.output_error;
-      if (why.empty()) counted[p.size_slot].counts[size_t(p.launch)] = std::move(out.result.dynamic.counts);
+      if (!pr.candidate.empty() && candidate_failure.empty()) candidate_failure = where + ": " + pr.candidate;
+      if (p.launch < 0) {  // the hardware cross-check: its own outcome, never a missing SASS count
+        const protocol::dynamic_counts& d = pr.outcome.result.dynamic;
+        hw.ran = pr.why.empty();
+        hw.missing = pr.why.empty() ? "" : where + ": " + pr.why;
+        hw.counts = {d.hw_metrics, d.hw_values};
+        if (hw.ran && !d.output_error.empty() && output_error.empty()) output_error = d.output_error;
+        continue;
+      }
+      if (!pr.why.empty() && error.empty()) error = where + ": " + pr.why;
+      if (pr.why.empty() && !pr.outcome.result.dynamic.output_error.empty() && output_error.empty())
+        output_error = pr.outcome.result.dynamic.output_error;
+      if (pr.why.empty()) counted[p.size_slot].counts[size_t(p.launch)] = std::move(pr.outcome.result.dynamic.counts);
     }
     if (!error.empty()) counted.clear();
     return error;
   }
 
+  // One counting pass, and its retry on a fresh spare when the candidate broke
+  // it (never when the evaluator could not count: that is unverified).
+  struct pass_result {
+    job_outcome outcome;  // the last attempt's
+    std::string why;      // "" when counted
+    std::string candidate;  // the candidate broke both attempts: why
+    std::vector<std::pair<job_outcome, clock_type::time_point>> attempts;  // trails and times only
+    double wall_ms = 0;
+  };
+  pass_result run_pass(gpu_slot& slot, protocol::worker_job job) {
+    pass_result r;
+    const auto t0 = clock_type::now();
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      job.id = ++m_job_ids;
+      std::string start_error;
+      const auto asked = clock_type::now();
+      r.outcome = slot.count(job, start_error);
+      job_outcome times_only;  // the attempt's trail and times, without its counts
+      times_only.trail = r.outcome.trail;
+      times_only.sent_at = r.outcome.sent_at;
+      times_only.result.dynamic.time_ms = r.outcome.result.dynamic.time_ms;
+      times_only.result.dynamic.phase_ms = r.outcome.result.dynamic.phase_ms;
+      r.attempts.push_back({std::move(times_only), asked});
+      const bool lost = start_error.empty() && r.outcome.end != job_end::result;
+      // A worker lost while a launch of the candidate ran (the progress named
+      // it), or a launch of the candidate that failed: the candidate's.
+      std::string candidate = lost && r.outcome.last.launch >= 0 ? r.outcome.cause
+                              : !lost && start_error.empty()    ? r.outcome.result.dynamic.candidate_failure
+                                                                : "";
+      r.why = !start_error.empty()                   ? start_error
+              : lost                                 ? r.outcome.cause
+              : !r.outcome.result.dynamic.ran        ? r.outcome.result.dynamic.error
+                                                     : "";
+      if (candidate.empty() || r.why.empty()) break;
+      if (attempt == 1)
+        r.candidate = candidate + "; again on a fresh worker: the kernel fails when its instructions are counted, "
+                                  "while its checked runs were clean";
+    }
+    r.wall_ms = ms_since(t0);
+    return r;
+  }
 
   void run_on_gpu(const evaluation_request& req, const manifest& m, const compiled_module& cm,
                   std::future<static_part>& static_check, evaluation_result& r, clock_type::time_point start) {
@@ -376,7 +435,8 @@ class local_evaluator final : public evaluator {
     // without a target in the SASS the counts are not used).
     struct early_counts {
       std::vector<size_counts> counted;
-      std::string missing, output_error;
+      std::string missing, output_error, candidate_failure;
+      hw_outcome hw;
       std::vector<counting_pass_time> times;
       std::vector<pass_steps> steps;
     };
@@ -391,7 +451,8 @@ class local_evaluator final : public evaluator {
     const auto start_counting = [&](gpu_slot& slot) {
       return std::async(std::launch::async, [this, &slot, count_job, &m] {
         early_counts c;
-        c.missing = count_instructions(slot, *count_job, m, c.counted, c.output_error, c.times, c.steps);
+        c.missing = count_instructions(slot, *count_job, m, c.counted, c.output_error, c.candidate_failure, c.hw,
+                                       c.times, c.steps);
         return c;
       });
     };
@@ -416,7 +477,7 @@ class local_evaluator final : public evaluator {
       ~spare_hold() { release(); }
     } hold;
     if (worth_counting && m_speculative_counting && m_queue->waiting() == 0 &&
-        slot.ready_spares() >= int(counted_size_indexes(req.t).size() * m.launches.size())) {
+        slot.ready_spares() >= int(counted_size_indexes(req.t).size() * m.launches.size()) + (m_hw_check ? 1 : 0)) {
       slot.hold_spare_starts();
       hold.slot = &slot;
       early = start_counting(slot);
@@ -443,7 +504,8 @@ class local_evaluator final : public evaluator {
     r.instructions.static_ms = p.ms;
     r.stages[stage::instructions].time_ms = p.ms;
     std::vector<size_counts> counted;
-    std::string missing;
+    std::string missing, candidate_failure;
+    hw_outcome hw;
     if (!restart_error.empty()) {
       for (stage s : {stage::runtime, stage::correctness, stage::performance})
         r.stages[s] = {stage_status::error, restart_error, 0.0};
@@ -475,6 +537,8 @@ class local_evaluator final : public evaluator {
           counted = std::move(c.counted);
           missing = std::move(c.missing);
           output_error = std::move(c.output_error);
+          candidate_failure = std::move(c.candidate_failure);
+          hw = std::move(c.hw);
           r.instructions.counting = std::move(c.times);
           // The stage took the static check plus whatever counting was left after it.
           r.stages[stage::instructions].time_ms += ms_since(static_done);
@@ -482,7 +546,8 @@ class local_evaluator final : public evaluator {
           auto t0 = clock_type::now();
           note(r, start, "counting passes started");
           std::vector<pass_steps> steps;
-          missing = count_instructions(slot, job, m, counted, output_error, r.instructions.counting, steps);
+          missing = count_instructions(slot, job, m, counted, output_error, candidate_failure, hw,
+                                       r.instructions.counting, steps);
           note_passes(r, start, steps);
           r.stages[stage::instructions].time_ms += ms_since(t0);
         }
@@ -496,7 +561,7 @@ class local_evaluator final : public evaluator {
       }
     }
     if (early.valid()) early.wait();  // counts not used (the static check failed): the passes still finish first
-    decide_instructions(r, p.sass, req.t, counted, missing);
+    decide_instructions(r, p.sass, req.t, counted, missing, candidate_failure, hw);
   }
 
   // Each pass's steps, then the passes' end; the timeline is kept in time order.
@@ -525,6 +590,7 @@ class local_evaluator final : public evaluator {
   int m_mains;
   int m_spare_connections;
   bool m_speculative_counting;
+  bool m_hw_check;
   std::vector<std::unique_ptr<gpu_slot>> m_slots;
   std::unique_ptr<slot_queue> m_queue;
   std::string m_no_gpu_reason;

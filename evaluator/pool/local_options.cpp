@@ -75,4 +75,10 @@ bool speculative_counting(const local_evaluator_options& o) {
   return true;
 }
 
+bool hw_check(const local_evaluator_options& o) {
+  if (o.hw_check >= 0) return o.hw_check != 0;
+  if (const char* env = std::getenv("PTXBENCH_HW_CHECK"); env && *env) return std::string(env) != "0";
+  return false;
+}
+
 }  // namespace ptxbench

@@ -25,5 +25,7 @@ int main_workers(const local_evaluator_options& o);
 int spare_connections(const local_evaluator_options& o);
 // Counting passes beside the main job ($PTXBENCH_SPECULATIVE_COUNTING, else on).
 bool speculative_counting(const local_evaluator_options& o);
+// The hardware cross-check ($PTXBENCH_HW_CHECK, else off).
+bool hw_check(const local_evaluator_options& o);
 
 }  // namespace ptxbench

@@ -148,6 +148,7 @@ nlohmann::json to_json(const worker_job& j) {
           {"timing_seed", j.timing_seed},
           {"run_timing", j.run_timing},
           {"count_only", j.count_only},
+          {"hw_check", j.hw_check},
           {"count_launch", j.count_launch},
           {"count_size", j.count_size},
           {"count_seed", j.count_seed},
@@ -166,6 +167,7 @@ worker_job job_from_json(const nlohmann::json& j) {
   job.timing_seed = j.value("timing_seed", uint64_t(0));
   job.run_timing = j.value("run_timing", true);
   job.count_only = j.value("count_only", false);
+  job.hw_check = j.value("hw_check", false);
   job.count_launch = j.value("count_launch", 0);
   job.count_size = j.value("count_size", 0);
   job.count_seed = j.value("count_seed", uint64_t(0));
@@ -190,13 +192,18 @@ nlohmann::json to_json(const worker_result& r) {
            {{"ran", r.dynamic.ran},
             {"error", r.dynamic.error},
             {"output_error", r.dynamic.output_error},
+            {"candidate_failure", r.dynamic.candidate_failure},
             {"size_index", r.dynamic.size_index},
             {"launch", r.dynamic.launch},
             {"size", r.dynamic.size},
             {"task_flops", r.dynamic.task_flops},
             {"time_ms", r.dynamic.time_ms},
             {"phase_ms", r.dynamic.phase_ms},
-            {"counts", counts}}}};
+            {"counts", counts},
+            {"hw_metrics", r.dynamic.hw_metrics},
+            {"hw_values", r.dynamic.hw_values},
+            {"hw_passes", r.dynamic.hw_passes},
+            {"hw_unavailable", r.dynamic.hw_unavailable}}}};
 }
 
 worker_result result_from_json(const nlohmann::json& j) {
@@ -210,6 +217,7 @@ worker_result result_from_json(const nlohmann::json& j) {
     r.dynamic.ran = d.value("ran", false);
     r.dynamic.error = d.value("error", "");
     r.dynamic.output_error = d.value("output_error", "");
+    r.dynamic.candidate_failure = d.value("candidate_failure", "");
     r.dynamic.size_index = d.value("size_index", 0);
     r.dynamic.launch = d.value("launch", 0);
     r.dynamic.size = d.value("size", "");
@@ -220,6 +228,10 @@ worker_result result_from_json(const nlohmann::json& j) {
         if (it.value().is_number()) r.dynamic.phase_ms[it.key()] = it.value().get<double>();
     for (const auto& c : d.value("counts", nlohmann::json::array()))
       r.dynamic.counts.push_back({c.at(0).get<std::string>(), c.at(1).get<uint64_t>(), c.at(2).get<uint64_t>()});
+    r.dynamic.hw_metrics = d.value("hw_metrics", std::vector<std::string>{});
+    r.dynamic.hw_values = d.value("hw_values", std::vector<std::vector<double>>{});
+    r.dynamic.hw_passes = d.value("hw_passes", 0);
+    r.dynamic.hw_unavailable = d.value("hw_unavailable", false);
   }
   return r;
 }

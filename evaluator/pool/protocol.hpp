@@ -71,6 +71,15 @@ struct worker_hello {
 nlohmann::json to_json(const worker_hello& h);
 worker_hello hello_from_json(const nlohmann::json& j);
 
+// The hardware counters the cross-check reads (ncu's names), per launch, in
+// this order: tensor-pipe warp instructions by kind (evaluator/pool/hw_cross_check.hpp).
+inline const std::vector<std::string>& hw_check_metrics() {
+  static const std::vector<std::string> metrics = {
+      "sm__inst_executed_pipe_tensor_op_gmma.sum", "sm__inst_executed_pipe_tensor_op_hmma.sum",
+      "sm__inst_executed_pipe_tensor_op_imma.sum", "sm__inst_executed_pipe_tensor_op_dmma.sum"};
+  return metrics;
+}
+
 struct worker_job {
   uint64_t id = 0;
   task t;
@@ -88,6 +97,11 @@ struct worker_job {
   // worker process: launches before it run uninstrumented, it alone is
   // counted, the later ones run uninstrumented again, then the outputs are checked.
   bool count_only = false;
+  // With count_only: instead of the SASS pass, the hardware cross-check
+  // (evaluator/pool/hw_cross_check.hpp): every launch at `count_size`, run once,
+  // then again uninstrumented under CUPTI's range profiler (one range per
+  // launch), the outputs checked after.
+  bool hw_check = false;
   int count_launch = 0;
   int count_size = 0;
   uint64_t count_seed = 0;
@@ -107,6 +121,9 @@ struct dynamic_counts {
   bool ran = false;
   std::string error;     // why the instrumented pass did not run
   std::string output_error;  // non-empty: the outputs of the counted run were wrong (a correctness failure)
+  // Non-empty: a launch of the candidate failed in the counting run (a trap,
+  // an illegal address...): the candidate's failure, not a missing count.
+  std::string candidate_failure;
   int size_index = 0;    // index into the task's sizes
   int launch = 0;        // the launch counted
   std::string size;      // size it ran at
@@ -114,6 +131,13 @@ struct dynamic_counts {
   double time_ms = 0;     // wall time of the instrumented pass
   std::map<std::string, double> phase_ms;  // where that time went, by phase
   std::vector<pc_count> counts;
+  // The hardware cross-check (hw_check jobs): metric names, values per launch,
+  // the counter passes it took; `hw_unavailable`: the machine cannot profile
+  // (unsupported, no privileges), which is never the candidate's failure.
+  std::vector<std::string> hw_metrics;
+  std::vector<std::vector<double>> hw_values;
+  int hw_passes = 0;
+  bool hw_unavailable = false;
 };
 
 struct worker_result {

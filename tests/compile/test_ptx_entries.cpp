@@ -82,3 +82,26 @@ TEST_CASE("text that is not PTX yields no entries and no exception") {
   CHECK(truncated[0].name == "cut");
   CHECK(truncated[0].params.size() == 2);
 }
+
+// Device system calls (the device heap, printf, device-side launches) are
+// refused at the format stage: a heap block outlives the run and the candidate.
+TEST_CASE("external device functions are found with their lines - not in comments or strings") {
+  const std::string ptx =
+      "// .extern .func free(.param .b64 p);\n"
+      ".version 9.0\n.target sm_90a\n.address_size 64\n"
+      ".extern .func (.param .b64 func_retval0) malloc\n(\n.param .b64 malloc_param_0\n);\n"
+      ".extern .func free(.param .b64 p);\n"
+      ".extern .shared .align 16 .b8 dynamic_smem[];\n"
+      ".func helper() { ret; }\n"
+      ".visible .entry k() { ret; }\n";
+  auto calls = ptx_external_functions(ptx);
+  REQUIRE(calls.size() == 2);
+  CHECK(calls[0].name == "malloc");
+  CHECK(calls[0].line == 5);
+  CHECK(calls[1].name == "free");
+  CHECK(calls[1].line == 9);
+  const std::string problem = system_calls_problem(ptx);
+  CHECK(problem.find("malloc (line 5), free (line 9)") != std::string::npos);
+  CHECK(problem.find("refused") != std::string::npos);
+  CHECK(system_calls_problem(read_ptx_fixture("trivial_sm90a.ptx")).empty());
+}

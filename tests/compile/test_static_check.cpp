@@ -123,6 +123,9 @@ TEST_CASE("a target every fixture lowers passes: mma.sync - ldmatrix - cp.async 
        {target_case{"mma_sync_sm90a.ptx", "sm_90a", {"mma.sync", "ldmatrix", "cp.async"}},
         target_case{"wgmma_sm90a.ptx", "sm_90a", {"wgmma.mma_async"}},
         target_case{"tcgen05_sm100a.ptx", "sm_100a", {"tcgen05.mma", "tcgen05.alloc", "cp.async.bulk.tensor"}},
+        // A CTA pair's forms: UTCATOMSWS.2CTA.FIND_AND_SET, UTCHMMA.2CTA, UTCBAR.2CTA, UTCCP.T.S.2CTA.
+        target_case{"tcgen05_pair_sm100a.ptx", "sm_100a",
+                    {"tcgen05.mma", "tcgen05.alloc", "tcgen05.dealloc", "tcgen05.commit", "tcgen05.cp"}},
         target_case{"tcgen05_2cta_sm100a.ptx", "sm_100a",
                     {"tcgen05.mma.cta_group::2", "tcgen05.mma", "tcgen05.alloc", "cp.async.bulk.tensor"}}}) {
     CAPTURE(c.fixture);

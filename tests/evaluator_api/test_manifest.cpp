@@ -46,6 +46,13 @@ TEST_CASE("the docs/design.md manifest parses and matches the task") {
   CHECK(l.params[0].map.box == std::vector<int64_t>{64, 128});
   CHECK(l.params[6].kind == binding_kind::constant);
   CHECK(m.scratch[0].bytes == "M*N*4");
+  // Its 2-CTA cluster does not divide grid.x = cdiv(N,256) = 1 at the task's N = 256 (nor at a hidden
+  // size with N = 128, named by its label): the only problems.
+  auto problems = check_manifest_against_task(m, gemm_task());
+  REQUIRE_FALSE(problems.empty());
+  CHECK(problems[0].find("N=256 is not a multiple of cluster.x (2)") != std::string::npos);
+  for (const auto& p : problems) CHECK(p.find("is not a multiple of cluster.x (2)") != std::string::npos);
+  m.launches[0].cluster[0] = "1";
   CHECK(check_manifest_against_task(m, gemm_task()).empty());
   CHECK(parse_manifest(manifest_to_json(m)).launches[0].params.size() == 8);  // round trip
 }
@@ -127,4 +134,52 @@ TEST_CASE("a number past double in a manifest is invalid JSON - not an escaping 
   CHECK(error_of(R"J({"launches": [{"kernel": "k", "grid": [1e400], "block": [1], "params": []}]})J")
             .find("not valid JSON") != std::string::npos);
   CHECK(error_of(std::string(400, '9')).find("not valid JSON") != std::string::npos);
+}
+
+// Every resource a manifest asks for has a bound derived from the task; past
+// it the format stage fails naming the bound, before the harness is asked for
+// anything (a 275 GB scratch buffer used to make the worker's allocation throw:
+// an evaluator error that hid the candidate's verdict).
+TEST_CASE("resources past the task's bounds are format problems that name the bound") {
+  auto problems = [&](const std::string& text) { return check_manifest_against_task(parse_manifest_text(text), gemm_task()); };
+  auto one = [](const std::vector<std::string>& p, const std::string& part) {
+    std::string all;
+    for (const auto& s : p) all += s + "\n";
+    INFO(all);
+    return std::any_of(p.begin(), p.end(), [&](const std::string& s) { return s.find(part) != std::string::npos; });
+  };
+  const std::string k = R"J({"launches": [{"kernel": "k", "grid": [1], "block": [128], "params": []}])J";
+  // M*N*K*4 bytes: 275 GB at 4096^3.
+  auto p = problems(k + R"J(, "scratch": [{"name": "ws", "bytes": "M*N*K*4"}]})J");
+  CHECK(one(p, "scratch buffers ask for 274.88 GB"));
+  CHECK(one(p, "the bound is 8 x the task's tensor bytes at that size"));
+  // A split-K workspace of 4 fp32 partial C's stays inside.
+  CHECK(problems(k + R"J(, "scratch": [{"name": "ws", "bytes": "4*M*N*4"}]})J").empty());
+  p = problems(R"J({"launches": [{"kernel": "k", "grid": [1], "block": [128], "shared_bytes": 300000, "params": []}]})J");
+  CHECK(one(p, "300000 bytes of dynamic shared memory"));
+  CHECK(one(p, "at most 232448"));
+  p = problems(R"J({"launches": [{"kernel": "k", "grid": [1, 70000, 1], "block": [2048], "params": []}]})J");
+  CHECK(one(p, "grid.y = 70000"));
+  CHECK(one(p, "block.x = 2048"));
+  p = problems(R"J({"launches": [{"kernel": "k", "grid": [32], "block": [128], "cluster": [32], "params": []}]})J");
+  CHECK(one(p, "cluster of 32 CTAs; at most 16"));
+  std::string many = R"J({"launches": [)J";
+  for (int i = 0; i < 17; ++i) many += std::string(i ? "," : "") + R"J({"kernel": "k", "grid": [1], "block": [1], "params": []})J";
+  CHECK(one(problems(many + "]}"), "17 launches; at most 16"));
+}
+
+TEST_CASE("bounds never name a hidden size") {
+  task t = gemm_task();
+  size_point hidden = t.sizes.back();
+  hidden.values = {{"M", 384}, {"N", 256}, {"K", 1004}};  // K*2 bytes: not a multiple of 16
+  hidden.hidden = true;
+  hidden.timed = false;
+  t.sizes.push_back(hidden);
+  auto p = check_manifest_against_task(
+      parse_manifest_text(R"J({"launches": [{"kernel": "k", "grid": [1], "block": [1], "params": [{"tensor_map": {"tensor": "A", "box": [64, 128]}}]}]})J"),
+      t);
+  REQUIRE(p.size() == 1);
+  CHECK(p[0].find("at a hidden size") != std::string::npos);
+  CHECK(p[0].find("1004") == std::string::npos);
+  CHECK(p[0].find("multiples of 16 bytes") != std::string::npos);
 }

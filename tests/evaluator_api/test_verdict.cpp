@@ -49,7 +49,7 @@ TEST_CASE("candidates rank stage by stage in table order - then by speedup") {
   CHECK(stage_score(unverified) == stage_score(not_run));
 }
 
-TEST_CASE("a verdict is named by the stage statuses - error first - then the first failed stage - partial - passed") {
+TEST_CASE("a verdict is named by the stage statuses - the first failed stage - then error - partial - passed") {
   using enum stage_status;
   CHECK(verdict_name(all(passed)) == "passed");
   CHECK(verdict_name(result({{stage::format, passed}, {stage::compile, failed}}, std::nullopt)) == "compile");
@@ -65,9 +65,13 @@ TEST_CASE("a verdict is named by the stage statuses - error first - then the fir
   CHECK(verdict_name(result({{stage::format, passed}, {stage::compile, passed}, {stage::runtime, passed},
                              {stage::correctness, passed}, {stage::instructions, unverified},
                              {stage::performance, passed}}, 1.2)) == "partial");
-  // An evaluator failure anywhere: error, even beside a failed stage.
+  // A failed stage beside an evaluator failure is the verdict: the error cannot hide it.
   auto broken = result({{stage::format, passed}, {stage::compile, passed}, {stage::runtime, error},
                         {stage::instructions, failed}}, std::nullopt);
+  CHECK(verdict_name(broken) == "instructions");
+  CHECK(verdict_of(broken).at == stage::instructions);
+  // No stage failed: the evaluator's error.
+  broken.stages[stage::instructions].status = unverified;
   CHECK(verdict_name(broken) == "error");
   CHECK(verdict_of(broken).at == stage::runtime);
   CHECK(verdict_name(verdict{}) == "none");

@@ -20,6 +20,15 @@ evaluator& shared_evaluator() {
   return *ev;
 }
 
+evaluator& hw_evaluator() {
+  static std::unique_ptr<evaluator> ev = [] {
+    local_evaluator_options o;
+    o.hw_check = 1;
+    return make_local_evaluator(o);
+  }();
+  return *ev;
+}
+
 void require_gpu() {
   if (shared_evaluator().gpu_description() != "none") return;
   // Ask for the reason the way a user would see it: through a result.

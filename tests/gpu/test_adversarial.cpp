@@ -28,7 +28,9 @@ evaluation_result run_case(const std::string& name) {
   req.manifest_text = read_text_file(dir / "manifest.json");
   req.time_limit_ms = expected.value("time_limit_ms", 10000.0);
   req.run_timing = expected.value("run_timing", false);
-  evaluation_result r = shared_evaluator().evaluate(req);
+  // "hw_check": the hardware cross-check on (a cheat only it can see).
+  evaluation_result r =
+      (expected.value("hw_check", false) ? hw_evaluator() : shared_evaluator()).evaluate(req);
   log_result(name, r);
   INFO("case " << name << ": " << r.headline);
 
@@ -241,4 +243,25 @@ TEST_CASE("diagnostic: executed instructions are counted for an sm_90 cubin of t
   INFO(r.stages[stage::instructions].reason);
   CHECK(r.stages[stage::correctness].status == stage_status::passed);
   CHECK(r.instructions.dynamic_ran);
+}
+
+// Verdict integrity: a request past a bound, external device functions, a
+// kernel that detects counting (two ways), a stash in allocation slack, and
+// two honest kernels of unusual shape.
+TEST_CASE("adversarial: integrity - huge_scratch") { run_case("huge_scratch"); }
+TEST_CASE("adversarial: integrity - device_malloc") { run_case("device_malloc"); }
+TEST_CASE("adversarial: integrity - clock_detect") {
+  auto r = run_case("clock_detect");
+  CHECK(r.instructions.hardware.find("disagreed") == 0);
+}
+TEST_CASE("adversarial: integrity - trap_when_counted") { run_case("trap_when_counted"); }
+TEST_CASE("adversarial: integrity - slack_keep") { run_case("slack_keep"); }
+TEST_CASE("adversarial: integrity - ffma_epilogue") {
+  auto r = run_case("ffma_epilogue");
+  CHECK(r.instructions.other_math_share.size() == 2);
+  for (const auto& [size, share] : r.instructions.other_math_share) CHECK_MESSAGE(share > 0.0, size);
+}
+TEST_CASE("adversarial: integrity - split_k_two_launch") {
+  auto r = run_case("split_k_two_launch");
+  CHECK(r.instructions.counting.size() >= 4);  // two launches at two counted sizes
 }

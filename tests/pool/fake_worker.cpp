@@ -19,7 +19,12 @@
 //                      main jobs first spend $PTXBENCH_FAKE_BEFORE_TIMING_MS (default 0) "checking"
 //                      (logged "B start end" when set), and after the samples
 //                      $PTXBENCH_FAKE_CHECK_MS (logged "K start end")
-// Counting jobs (count_only) answer that nothing was counted ("fake worker: no counters").
+// Counting jobs (count_only) answer that nothing was counted ("fake worker: no counters"), except:
+//   fake:count_crash        a counting job reports its launch 0 under counting, then dies of SIGSEGV
+//   fake:count_crash_once:F the same while file F does not exist (it creates it)
+//   fake:count_setup_lost   a counting job dies in CUPTI's set-up (no launch of the candidate running)
+//   fake:count_trap         a counting job answers that the counted launch failed (candidate_failure)
+// Main jobs of these modes are ok.
 // Start: with --wait-for-gpu (the supervisor's gated start) it spends
 // $PTXBENCH_FAKE_START_MS (default 0) "loading libraries", asks
 // (ready_to_start), waits for go, then as long again "making its context";
@@ -103,6 +108,30 @@ int main(int argc, char** argv) {
       mode = mode.substr(0, colon);
     }
     std::string size = "K=1024 M=384 N=256";
+    if (job.count_only && mode == "count_crash_once")
+      mode = std::ifstream(arg).good() ? "ok" : (std::ofstream(arg) << "x", "count_crash");
+    if (job.count_only && (mode == "count_crash" || mode == "count_setup_lost")) {
+      // Dies while the candidate's launch runs under counting (a trap that kills
+      // the process, a hang the watchdog ends), or in CUPTI's set-up before it.
+      const bool in_launch = mode == "count_crash";
+      send(protocol::to_json(protocol::worker_progress{
+          in_launch ? "launch 0 under counting at " + size : "setting up the counting pass at " + size,
+          job.time_limit_ms, in_launch ? 0 : -1, size}));
+      ::raise(SIGSEGV);
+    }
+    if (job.count_only && mode == "count_trap") {
+      // The counted launch failed and the worker says so (the candidate's failure).
+      protocol::worker_result r;
+      r.id = job.id;
+      r.recycle = true;
+      r.dynamic.error = "instrumented run failed: launch 0: CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure";
+      r.dynamic.candidate_failure =
+          "launch 0: CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure (the counted launch)";
+      r.dynamic.size_index = job.count_size;
+      r.dynamic.launch = job.count_launch;
+      send(protocol::to_json(r));
+      return 0;
+    }
     if (job.count_only) {
       // Like the real pass: a GPU part ("c"), CUPTI's set-up off the GPU, the counted part ("C").
       for (const char* part : {"c", "C"}) {

@@ -87,10 +87,33 @@ TEST_CASE("the verdict is the first failed stage - an unverified stage never cou
   CHECK(r.headline == "correctness failed: C wrong");
 }
 
-TEST_CASE("an evaluator error is the verdict before any failure - and says the evaluator failed") {
+TEST_CASE("an evaluator error never hides a failure of the candidate before or after it") {
   evaluation_result r;
   for (int i = 0; i < stage_count; ++i) r.stages[stage(i)] = {stage_status::passed, "", 0.0};
   r.stages[stage::correctness] = {stage_status::failed, "C wrong", 0.0};
+  r.stages[stage::performance] = {stage_status::error, "baseline failed: cuBLASLt status 7", 0.0};
+  finish_verdict(r);
+  CHECK_FALSE(r.passed);
+  CHECK_FALSE(r.evaluator_error());
+  CHECK(r.verdict == stage::correctness);
+  CHECK(r.headline == "correctness failed: C wrong");
+  auto j = to_json(r);
+  CHECK(j["verdict"] == "correctness");
+  CHECK_FALSE(j.contains("error_stage"));
+  // An error before the failure (a worker lost outside the candidate's launches,
+  // a static instruction failure known without the GPU): the failure stands too.
+  r.stages[stage::runtime] = {stage_status::error, "worker lost", 0.0};
+  r.stages[stage::correctness] = {stage_status::not_run, "not reached", 0.0};
+  r.stages[stage::instructions] = {stage_status::failed, "target instructions missing: wgmma.mma_async", 0.0};
+  finish_verdict(r);
+  CHECK_FALSE(r.evaluator_error());
+  CHECK(r.verdict == stage::instructions);
+}
+
+TEST_CASE("an evaluator error without a failure is the verdict - and says the evaluator failed") {
+  evaluation_result r;
+  for (int i = 0; i < stage_count; ++i) r.stages[stage(i)] = {stage_status::passed, "", 0.0};
+  r.stages[stage::instructions] = {stage_status::unverified, "no counts", 0.0};
   r.stages[stage::performance] = {stage_status::error, "baseline failed: cuBLASLt status 7", 0.0};
   finish_verdict(r);
   CHECK_FALSE(r.passed);

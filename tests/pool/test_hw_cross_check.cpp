@@ -1,0 +1,110 @@
+// The hardware cross-check of the instructions stage without a GPU: the
+// tensor-pipe counts of an uninstrumented run (as the worker's range profiler
+// returns them) against the patched counts of the same launches.
+#include <doctest/doctest.h>
+
+#include "evaluator/pool/hw_cross_check.hpp"
+#include "evaluator/pool/verdict.hpp"
+#include "proof_support.hpp"
+
+using namespace ptxbench;
+using namespace ptxbench::test;
+
+namespace {
+
+// The hardware's figures for one launch: gmma, hmma, imma, dmma.
+hw_counts hardware(double gmma, double hmma = 0, double imma = 0, double dmma = 0) {
+  return {protocol::hw_check_metrics(), {{gmma, hmma, imma, dmma}}};
+}
+
+double counted(const size_counts& sc, uint64_t pc) {
+  for (const auto& c : sc.counts[0])
+    if (c.pc_offset == pc) return double(c.executed);
+  return 0;
+}
+
+// An honest candidate at the timed size judged with `hw`: the stage and the record.
+evaluation_result judged(const hw_outcome& hw) {
+  evaluation_result r;
+  r.stages[stage::runtime] = {stage_status::passed, "", 0.0};
+  r.stages[stage::correctness] = {stage_status::passed, "", 0.0};
+  r.instructions = static_report();
+  decide_instructions(r, listing(), tma_task(), {honest(384, 256, 1024), honest(4096, 4096, 4096)}, "", "", hw);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the same tensor-pipe work uninstrumented as counted agrees - within 1% + 64") {
+  const size_counts sc = honest(4096, 4096, 4096);
+  const double hgmma = counted(sc, 0x20);
+  REQUIRE(hgmma > 1e5);
+  std::string summary;
+  CHECK(compare_hw_counts(listing(), sc, hardware(hgmma), summary).empty());
+  CHECK(summary.find("gmma") != std::string::npos);
+  CHECK(compare_hw_counts(listing(), sc, hardware(hgmma * 1.009), summary).empty());
+  CHECK_FALSE(compare_hw_counts(listing(), sc, hardware(hgmma * 1.02), summary).empty());
+  CHECK_FALSE(compare_hw_counts(listing(), sc, hardware(hgmma * 0.98), summary).empty());
+}
+
+TEST_CASE("a kernel that takes mma.sync when not counted and wgmma when counted disagrees - naming the kind") {
+  const size_counts sc = honest(4096, 4096, 4096);
+  std::string summary;
+  const std::string why = compare_hw_counts(listing(), sc, hardware(0, 4 * counted(sc, 0x20)), summary);
+  CHECK(why.find("launch 0 executed 0 gmma instructions when not instrumented") == 0);
+  CHECK(why.find("when counted") != std::string::npos);
+  // The verdict: instructions failed, the reason says what differed.
+  hw_outcome hw{true, true, "", hardware(0, 4 * counted(sc, 0x20))};
+  const evaluation_result r = judged(hw);
+  CHECK(r.stages.at(stage::instructions).status == stage_status::failed);
+  CHECK(r.stages.at(stage::instructions).reason.find("the kernel behaves differently when counted") == 0);
+  CHECK(r.instructions.hardware.find("disagreed") == 0);
+}
+
+TEST_CASE("hmma agrees whether or not the counter also counts HFMA2.MMA") {
+  sass_listing l = listing();
+  l.instructions.push_back({"k", 0x70, "HMMA", "HMMA.16816.F32.BF16 R4, R8, R12, R4 ;"});
+  l.instructions.push_back({"k", 0x80, "HFMA2", "HFMA2.MMA R5, -RZ, RZ, 0, 0 ;"});
+  size_counts sc = honest(384, 256, 1024);
+  sc.counts[0].push_back({"k", 0x70, 10000});
+  sc.counts[0].push_back({"k", 0x80, 5000});
+  const double hgmma = counted(sc, 0x20);
+  std::string summary;
+  CHECK(compare_hw_counts(l, sc, hardware(hgmma, 10000), summary).empty());
+  CHECK(compare_hw_counts(l, sc, hardware(hgmma, 15000), summary).empty());
+  CHECK_FALSE(compare_hw_counts(l, sc, hardware(hgmma, 30000), summary).empty());
+  CHECK_FALSE(compare_hw_counts(l, sc, hardware(hgmma, 2000), summary).empty());
+}
+
+TEST_CASE("DMMA that only the uninstrumented run executes disagrees") {
+  const size_counts sc = honest(384, 256, 1024);
+  std::string summary;
+  CHECK(compare_hw_counts(listing(), sc, hardware(counted(sc, 0x20), 0, 0, 50000), summary).find("dmma") !=
+        std::string::npos);
+}
+
+TEST_CASE("counts that lack a metric or a launch are no agreement") {
+  const size_counts sc = honest(384, 256, 1024);
+  std::string summary;
+  hw_counts partial = hardware(counted(sc, 0x20));
+  partial.metrics.pop_back();
+  CHECK(compare_hw_counts(listing(), sc, partial, summary).find("lack") != std::string::npos);
+  hw_counts two = hardware(counted(sc, 0x20));
+  two.values.push_back(two.values[0]);
+  CHECK(compare_hw_counts(listing(), sc, two, summary).find("launches") != std::string::npos);
+}
+
+TEST_CASE("a cross-check the machine cannot run leaves a passing stage unverified - off leaves it as it was") {
+  const size_counts sc = honest(4096, 4096, 4096);
+  evaluation_result off = judged(hw_outcome{});
+  CHECK(off.stages.at(stage::instructions).status == stage_status::passed);
+  CHECK(off.instructions.hardware == "off");
+  evaluation_result agreed = judged(hw_outcome{true, true, "", hardware(counted(sc, 0x20))});
+  CHECK(agreed.stages.at(stage::instructions).status == stage_status::passed);
+  CHECK(agreed.instructions.hardware.find("agreed") == 0);
+  const std::string why = "the hardware counters could not be read: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES";
+  evaluation_result unavailable = judged(hw_outcome{true, false, why, {}});
+  CHECK(unavailable.stages.at(stage::instructions).status == stage_status::unverified);
+  CHECK(unavailable.stages.at(stage::instructions).reason.find("not the kernel's failure") != std::string::npos);
+  CHECK_FALSE(unavailable.evaluator_error());
+}
