@@ -3,7 +3,8 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
-#include <nlohmann/json.hpp>
+
+#include "evaluator/api/json_path.hpp"
 
 namespace ptxbench {
 namespace {
@@ -83,8 +84,11 @@ std::string normalise_ptx(const std::string& ptx) {
 
 std::string candidate_fingerprint(const std::string& ptx, const std::string& manifest) {
   if (ptx.empty()) return "";
-  auto j = nlohmann::json::parse(manifest, nullptr, false);
-  const std::string man = j.is_discarded() ? strip(manifest) : j.dump();
+  // The manifest is the model's text, fingerprinted before the turn is stored:
+  // parsed with the bounded parser (a million levels of nesting overflowed the
+  // stack here), and taken as text when it is no JSON the evaluator would read.
+  const json_parse_outcome j = try_parse_json_bounded(manifest);
+  const std::string man = j.ok ? json_text(j.value) : strip(manifest);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx",
                 static_cast<unsigned long long>(fnv1a(man, fnv1a(normalise_ptx(ptx) + '\x1f'))));
