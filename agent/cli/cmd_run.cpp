@@ -11,7 +11,7 @@
 #include "agent/cli/commands.hpp"
 #include "agent/cli/options.hpp"
 #include "agent/endpoint/embedded_endpoint.hpp"
-#include "agent/llm/remote_evaluator.hpp"
+#include "agent/http/remote_evaluator.hpp"
 #include "agent/loop/coverage.hpp"
 #include "agent/loop/orchestrator.hpp"
 #include "agent/store/store.hpp"

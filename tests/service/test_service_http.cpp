@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 #include <httplib.h>
 
-#include "agent/service/http_encoding.hpp"
+#include "agent/http/server.hpp"
 #include "idle_sockets.hpp"
 #include "evaluator/api/local.hpp"
 #include "service_fixture.hpp"
@@ -217,13 +217,13 @@ TEST_CASE("evald's text answers never come back in brotli") {
 }
 
 TEST_CASE("an Accept-Encoding loses its br entries and keeps the rest") {
-  CHECK(without_brotli("gzip, deflate, br, zstd") == "gzip, deflate, zstd");
-  CHECK(without_brotli("br;q=1.0, gzip;q=0.5") == "gzip;q=0.5");
-  CHECK(without_brotli("BR") == "");
-  CHECK(without_brotli("br") == "");
-  CHECK(without_brotli("identity") == "identity");
-  CHECK(without_brotli(" gzip ,, br ; q=0.2 ,deflate") == "gzip, deflate");
-  CHECK(without_brotli("") == "");
+  CHECK(http::without_brotli("gzip, deflate, br, zstd") == "gzip, deflate, zstd");
+  CHECK(http::without_brotli("br;q=1.0, gzip;q=0.5") == "gzip;q=0.5");
+  CHECK(http::without_brotli("BR") == "");
+  CHECK(http::without_brotli("br") == "");
+  CHECK(http::without_brotli("identity") == "identity");
+  CHECK(http::without_brotli(" gzip ,, br ; q=0.2 ,deflate") == "gzip, deflate");
+  CHECK(http::without_brotli("") == "");
 }
 
 TEST_CASE("evald quotes an unknown task id only in part - cut between characters") {
