@@ -139,7 +139,7 @@ TEST_CASE("evald rejects malformed requests with 400 and the JSON path - never a
   CHECK(error_of("/v1/evaluate", R"({"task":"gemm_bf16_mma_sync","reply":"x","time_limit_ms":1e9})")
             .find("$.time_limit_ms") != std::string::npos);
   CHECK(error_of("/v1/evaluate", R"({"task":{"id":"t"},"reply":"x"})").find("$.task") != std::string::npos);
-  CHECK(error_of("/v1/evaluate", std::string(100000, '[')).find("nested deeper") != std::string::npos);
+  CHECK(error_of("/v1/evaluate", std::string(1000000, '[')).find("nested deeper") != std::string::npos);
   CHECK(error_of("/v1/evaluate/batch", "[]").find("empty") != std::string::npos);
   CHECK(error_of("/v1/evaluate/batch", R"({"items":[]})").find("requests") != std::string::npos);
 
