@@ -25,9 +25,23 @@ echo "python_data: pip install datasets took $((SECONDS - start)) s"
 ./build/bin/ptxbench run --config configs/demo.json --db "$work/demo.db" --name demo-branch --branch 2 \
   --latency-ms 0 --quiet || [ $? -eq 1 ]
 ./build/bin/ptxbench export --db "$work/demo.db" --experiment demo-branch --kind preference --out "$work/branched"
-"$work/venv/bin/python" scripts/check_datasets.py "$work/correction" "$work/preference" "$work/branched"
+# The prompts of every task for GRPO, with token counts by a tokenizer trained for the tests.
+./build/bin/ptxbench export --kind prompts --out "$work/prompts"
+"$work/venv/bin/python" scripts/check_datasets.py "$work/correction" "$work/preference" "$work/branched" \
+  --prompts "$work/prompts"
+# Token counts of an export against the tokenizers library.
+"$work/venv/bin/pip" install -q --disable-pip-version-check tokenizers
+./build/bin/ptxbench export --db "$work/demo.db" --experiment demo --kind correction \
+  --tokenizer tests/fixtures/tokenizers/llama3.json --out "$work/counted"
+"$work/venv/bin/python" scripts/check_token_count.py export "$work/counted" tests/fixtures/tokenizers/llama3.json
 
 if [ "${PTXBENCH_CI_TRL:-0}" = 1 ]; then
-  # DPO on the branched export: its round-0 pair and its sibling pairs of round >= 1.
-  scripts/check_trl.sh "$work/correction" "$work/branched"
+  # DPO on the branched export: its round-0 pair and its sibling pairs of round >= 1; GRPO on the
+  # prompts, rewarded through an evald on loopback (static stages).
+  ./build/bin/ptxbench evald --gpu off --port 0 --port-file "$work/evald.port" --db "$work/evald.db" \
+    2> "$work/evald.log" &
+  evald_pid=$!
+  trap 'kill "$evald_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+  for _ in $(seq 1 100); do [ -s "$work/evald.port" ] && break; sleep 0.1; done
+  scripts/check_trl.sh "$work/correction" "$work/branched" "$work/prompts" "http://127.0.0.1:$(cat "$work/evald.port")"
 fi

@@ -16,4 +16,5 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 [ -s "$tmp/port" ] || { cat "$tmp/evald.log"; echo "evald did not start listening"; exit 1; }
-python3 examples/test_reward_trl.py "http://127.0.0.1:$(cat "$tmp/port")"
+"$bin" export --kind prompts --out "$tmp/prompts.jsonl" > /dev/null
+python3 examples/test_reward_trl.py "http://127.0.0.1:$(cat "$tmp/port")" "$tmp/prompts.jsonl"

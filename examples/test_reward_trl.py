@@ -1,7 +1,11 @@
 """Checks examples/reward_trl.py against a live evald (CPU: static stages only):
 the reference solution's reply scores above a ptxas error, which scores above
-garbage; task ids come from a dataset column or from the prompt.
-Usage: python3 examples/test_reward_trl.py http://127.0.0.1:PORT"""
+garbage; task ids come from a dataset column or from the prompt. With
+PROMPTS_JSONL (`ptxbench export --kind prompts --out X.jsonl`), the rows are
+passed as GRPOTrainer passes a batch: prompts and every other column as
+keyword arguments.
+Usage: python3 examples/test_reward_trl.py http://127.0.0.1:PORT [PROMPTS_JSONL]"""
+import json
 import os
 import sys
 
@@ -29,4 +33,17 @@ chat = reward([[{"role": "assistant", "content": good}], [{"role": "assistant", 
               prompts=prompts)
 print("rewards (chat: solution, garbage):", chat)
 assert chat == [rewards[0], 0.0], chat
+
+if len(sys.argv) > 2:
+    rows = [json.loads(line) for line in open(sys.argv[2])]
+    row = next(r for r in rows if r["task_id"] == "gemm_bf16_mma_sync")
+    batch = [row, row]
+    columns = {k: [r[k] for r in batch] for k in row if k != "prompt"}
+    from_export = reward([[{"role": "assistant", "content": good}], [{"role": "assistant", "content": garbage}]],
+                         prompts=[r["prompt"] for r in batch], **columns)
+    print("rewards (prompts export: solution, garbage):", from_export)
+    assert from_export == [rewards[0], 0.0], from_export
+    # Without the task_id column, the id comes from the exported prompt itself.
+    no_column = reward([good], prompts=[row["prompt"]])
+    assert no_column == [rewards[0]], no_column
 print("reward_trl: ok")

@@ -6,7 +6,11 @@ With BRANCHED_DIR (a preference export of a `run --branch N` experiment): it has
 rows of round >= 1 that pair siblings of one round, and it concatenates with
 PREFERENCE_DIR (one schema, the branch columns typed where they are all null).
 
-usage: check_datasets.py CORRECTION_DIR PREFERENCE_DIR [BRANCHED_DIR]
+With --prompts PROMPTS_DIR (`export --kind prompts --out DIR`): the columns
+GRPOTrainer and examples/reward_trl.py read (a conversational `prompt`, a
+`task_id` per row, typed `level`).
+
+usage: check_datasets.py CORRECTION_DIR PREFERENCE_DIR [BRANCHED_DIR] [--prompts PROMPTS_DIR]
 """
 import sys
 
@@ -69,13 +73,36 @@ def check_branched(path, preference):
           f"the round-0 pairs: {len(both)} rows")
 
 
+def check_prompts(path):
+    ds = datasets.load_dataset(path, split="train")
+    if len(ds) == 0:
+        fail(f"{path}: no rows")
+    if set(ds.column_names) != {"prompt", "task_id", "family", "level", "variant", "suite"}:
+        fail(f"{path}: columns {ds.column_names}")
+    if ds.features["level"].dtype != "int64":
+        fail(f"{path}: level is {ds.features['level']}, not int64")
+    for i, row in enumerate(ds):
+        if [m["role"] for m in row["prompt"]] != ["system", "user"]:
+            fail(f"{path}: row {i}: the prompt is not [system, user]")
+        if f"Task id: {row['task_id']}" not in row["prompt"][1]["content"]:
+            fail(f"{path}: row {i}: the task prompt does not name task {row['task_id']}")
+    print(f"check_datasets: {path}: {len(ds)} prompts of suite {ds[0]['suite']}")
+
+
 def main():
-    if len(sys.argv) not in (3, 4):
+    args = sys.argv[1:]
+    if "--prompts" in args:
+        at = args.index("--prompts")
+        if at + 1 >= len(args):
+            fail(__doc__.strip().splitlines()[-1])
+        check_prompts(args[at + 1])
+        del args[at:at + 2]
+    if len(args) not in (2, 3):
         fail(__doc__.strip().splitlines()[-1])
-    correction = check_correction(sys.argv[1])
-    preference = check_preference(sys.argv[2])
-    if len(sys.argv) == 4:
-        check_branched(sys.argv[3], preference)
+    correction = check_correction(args[0])
+    preference = check_preference(args[1])
+    if len(args) == 3:
+        check_branched(args[2], preference)
     # The card types the column, so an export whose speedups are all null (a
     # run without a GPU) still reads as float64 and concatenates with one that has them.
     nulls = sum(row["provenance"]["speedup"] is None for row in correction)

@@ -1,9 +1,13 @@
-"""TRL SFT (prompt-completion, completion-only loss) and DPO on ptxbench exports.
+"""TRL SFT (prompt-completion, completion-only loss) and DPO on ptxbench exports,
+and GRPO on a prompts export.
 
-usage: check_trl.py CORRECTION_DIR PREFERENCE_DIR
+usage: check_trl.py CORRECTION_DIR PREFERENCE_DIR [PROMPTS_DIR EVALD_URL]
 Checks that SFT's prepared dataset masks the prompt (the failed attempt and the
-feedback) out of the loss, then runs one step of SFT and of DPO.
+feedback) out of the loss, then runs one step of SFT and of DPO. With a prompts
+export (`export --kind prompts --out DIR`) and a running evald, one GRPO step
+with examples/reward_trl.py as the reward, the dataset taken unchanged.
 """
+import os
 import sys
 import tempfile
 
@@ -41,12 +45,33 @@ def tiny_model(tok):
     return LlamaForCausalLM(config)
 
 
+def check_grpo(tok, prompts_dir, evald_url, common):
+    from trl import GRPOConfig, GRPOTrainer
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+    import reward_trl
+    data = datasets.load_dataset(prompts_dir, split="train")  # unchanged: prompt, task_id, family, ...
+    reward = reward_trl.make_reward(evald_url, run_timing=False)
+    seen = []
+
+    def ptx_reward(completions, **kwargs):
+        seen.append(kwargs.get("task_id"))
+        return reward(completions, **kwargs)
+
+    grpo = GRPOTrainer(model=tiny_model(tok), reward_funcs=[ptx_reward], train_dataset=data, processing_class=tok,
+                       args=GRPOConfig(**common, num_generations=2, max_completion_length=8))
+    grpo.train()
+    if not seen or not seen[0] or not all(t in set(data["task_id"]) for t in seen[0]):
+        sys.exit(f"check_trl: the reward function got task ids {seen}")
+    print(f"check_trl: GRPO ran a step on {len(data)} prompts; the reward got task_id {seen[0]}")
+
+
 def main():
-    if len(sys.argv) != 3:
-        sys.exit(__doc__.strip().splitlines()[2])
+    if len(sys.argv) not in (3, 5):
+        sys.exit(__doc__.strip().splitlines()[3])
     sft_data = datasets.load_dataset(sys.argv[1], split="train").remove_columns("provenance")
     dpo_data = datasets.load_dataset(sys.argv[2], split="train").remove_columns("provenance")
-    tok = tokenizer_for(sft_data, dpo_data)
+    prompt_data = datasets.load_dataset(sys.argv[3], split="train") if len(sys.argv) == 5 else None
+    tok = tokenizer_for(sft_data, dpo_data, *([prompt_data] if prompt_data is not None else []))
     out = tempfile.mkdtemp()
     common = dict(output_dir=out, max_steps=1, per_device_train_batch_size=1, report_to=[], save_strategy="no",
                   use_cpu=True, max_length=4096)
@@ -74,6 +99,10 @@ def main():
     print(f"check_trl: DPO prepared {len(dpo.train_dataset)} pairs")
     dpo.train()
     print("check_trl: one SFT and one DPO step ran")
+    if prompt_data is not None:
+        grpo_common = dict(common, per_device_train_batch_size=2)
+        grpo_common.pop("max_length")
+        check_grpo(tok, sys.argv[3], sys.argv[4], grpo_common)
 
 
 if __name__ == "__main__":

@@ -5,9 +5,11 @@
 # Heavy: installs torch, transformers and trl into a fresh venv (from PyPI;
 # PTXBENCH_TORCH_INDEX=https://download.pytorch.org/whl/cpu takes the much
 # smaller CPU build where that index is reachable). PTXBENCH_TRL_VENV reuses a venv.
-# usage: scripts/check_trl.sh CORRECTION_DIR PREFERENCE_DIR
+# With a prompts export and an evald address, also one GRPO step rewarded by
+# examples/reward_trl.py.
+# usage: scripts/check_trl.sh CORRECTION_DIR PREFERENCE_DIR [PROMPTS_DIR EVALD_URL]
 set -euo pipefail
-[ $# -eq 2 ] || { echo "usage: $0 CORRECTION_DIR PREFERENCE_DIR" >&2; exit 2; }
+[ $# -eq 2 ] || [ $# -eq 4 ] || { echo "usage: $0 CORRECTION_DIR PREFERENCE_DIR [PROMPTS_DIR EVALD_URL]" >&2; exit 2; }
 here="$(cd "$(dirname "$0")" && pwd)"
 venv="${PTXBENCH_TRL_VENV:-$(mktemp -d)/venv}"
 start=$SECONDS
@@ -19,4 +21,4 @@ if [ ! -x "$venv/bin/python" ]; then
   "$venv/bin/pip" install -q --disable-pip-version-check trl datasets
 fi
 echo "check_trl: environment ready in $((SECONDS - start)) s"
-"$venv/bin/python" "$here/check_trl.py" "$1" "$2"
+"$venv/bin/python" "$here/check_trl.py" "$@"

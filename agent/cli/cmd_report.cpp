@@ -12,13 +12,16 @@ namespace ptxbench::cli {
 
 int cmd_report(int argc, char** argv) {
   cxxopts::Options opts(argv[0],
-                        "Report compile %, correct %, instructions %, fast_p, pass@k and speedups per model x task, "
-                        "how each repair round moves them, and the experiments side by side by LLM calls per "
+                        "Report compile %, correct %, instructions %, fast_p, pass@k and speedups per experiment x "
+                        "model across its tasks (overall, per family, per level) and per task, how each repair round "
+                        "moves them, and the experiments side by side by LLM calls per "
                         "trajectory (branch 1 against branch N at equal calls).");
   opts.add_options()
     ("db", "run database", cxxopts::value<std::string>())
     ("experiment", "only these experiments (repeatable, comma-separated; default all)",
      cxxopts::value<std::vector<std::string>>())
+    ("tasks-dir", "task files that give each task's level and variant (default ./tasks when present)",
+     cxxopts::value<std::string>())
     ("html", "also write a self-contained HTML report with plots to this file", cxxopts::value<std::string>())
     ("json", "also write the figures per experiment x model x task as JSON to this file ('-': stdout, "
              "instead of the table)", cxxopts::value<std::string>());
@@ -34,6 +37,9 @@ int cmd_report(int argc, char** argv) {
   auto store = run_store::open(*db, true);
   auto experiments = data::load_experiments(*store, names);
   auto groups = data::compute_metrics(experiments);
+  std::string warning;
+  data::annotate_tasks(groups, data::load_catalogue(option_or_env(args, "tasks-dir"), &warning));
+  if (!warning.empty()) std::fprintf(stderr, "ptxbench: %s\n", warning.c_str());
   // Experiments side by side by LLM calls per trajectory (branch 1 against branch N).
   auto curves = data::compute_calls_curves(experiments);
   std::vector<experiment_row> rows;

@@ -23,6 +23,10 @@ std::string describe(const export_options& o) {
              std::string(to_string(o.history)) +
              "`), then the reply of the next round, which got further through the stages.";
     case export_kind::sft: return "Supervised examples: the task, then an answer that reached the fix stage.";
+    case export_kind::prompts:
+      return "Prompts: the system and task prompt a run sends in round 0, one row per task of suite `" + o.suite +
+             "`, for an RL trainer that samples its own completions (TRL's GRPOTrainer; `task_id` names the task for "
+             "the reward function, examples/reward_trl.py). Only public sizes appear in the prompts.";
     case export_kind::preference:
       return "Preference pairs: one prompt, the reply that got further (or was faster) as `chosen`, the other as "
              "`rejected`. Replies share a prompt when they are round 0 of samples of one task, or siblings of a "
@@ -35,6 +39,7 @@ std::string describe(const export_options& o) {
 }
 
 std::string layout(const export_options& o) {
+  if (o.kind == export_kind::prompts) return "`prompt` (conversational), `task_id`, `family`, `level`, `variant`, `suite`";
   if (o.kind == export_kind::preference) return "`prompt`, `chosen`, `rejected` (conversational preference)";
   if (o.format == export_format::messages) {
     return "`messages` (conversational language modeling; an assistant-only loss trains every assistant message, "
@@ -68,20 +73,18 @@ std::string provenance_table(const card_source& source) {
   return os.str();
 }
 
-std::string coverage_markdown(const export_result& r) {
-  std::set<std::string> stages;
-  for (const auto& [family, row] : r.kept) {
-    for (const auto& [name, count] : row) stages.insert(name);
-  }
+// Columns in stage order (format ... performance, then first_try), as the terminal table.
+std::string coverage_markdown(const export_result& r, const export_options& o) {
+  const auto stages = coverage_columns(r.kept);
   std::ostringstream os;
-  os << "| family |";
+  os << "| " << (o.kind == export_kind::prompts ? "family" : cell_axes_label(o)) << " |";
   for (const auto& s : stages) os << " " << s << " |";
   os << " total |\n|---|";
   for (size_t i = 0; i <= stages.size(); ++i) os << "---|";
   os << "\n";
-  for (const auto& [family, row] : r.kept) {
+  for (const auto& [row_label, row] : r.kept) {
     int total = 0;
-    os << "| " << family << " |";
+    os << "| " << row_label << " |";
     for (const auto& s : stages) {
       auto c = row.find(s);
       int n = c == row.end() ? 0 : c->second;
@@ -91,6 +94,15 @@ std::string coverage_markdown(const export_result& r) {
     os << " " << total << " |\n";
   }
   return os.str();
+}
+
+// The Hub's size buckets for the card's size_categories.
+std::string size_category(size_t n) {
+  if (n < 1000) return "n<1K";
+  if (n < 10000) return "1K<n<10K";
+  if (n < 100000) return "10K<n<100K";
+  if (n < 1000000) return "100K<n<1M";
+  return "1M<n<10M";
 }
 
 void refuse_foreign_dir(const fs::path& dir) {
@@ -129,19 +141,30 @@ void write_export_dir(const fs::path& dir, const export_result& result, const ex
   write_file(dir / k_data_file, jsonl.str());
 
   std::ostringstream card;
-  card << "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: " << k_data_file
+  card << "---\nlicense: " << options.license << "\nsize_categories:\n- " << size_category(result.records.size())
+       << "\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: " << k_data_file
        << "\ndataset_info:\n"
        << features_yaml(options) << "task_categories:\n- text-generation\ntags:\n- ptx\n- cuda\n- ptxbench\n---\n";
-  card << "# ptxbench " << to_string(options.kind) << " examples\n\n"
+  const bool prompts = options.kind == export_kind::prompts;
+  card << "# ptxbench " << to_string(options.kind) << (prompts ? "" : " examples") << "\n\n"
        << describe(options) << "\n\nExported by `ptxbench export` from `" << source.database << "`: "
        << result.records.size() << " records in `" << k_data_file << "`, columns " << layout(options)
-       << " and `provenance`. Reasoning: `" << to_string(options.reasoning) << "`.\n\n"
-       << "Every record's `provenance` names its experiment, trajectory, round, task, model, evaluator version, the "
-          "stage the failed attempt failed at, the stage the answer reached, its speedup against the frontier "
-          "library (null when not measured), and the run's feedback level, history policy and sampling settings.\n\n"
-       << "## Experiments\n\n"
-       << provenance_table(source) << "\n## Coverage (family x failing stage)\n\n"
-       << coverage_markdown(result);
+       << (prompts ? "" : " and `provenance`") << ". Reasoning: `" << to_string(options.reasoning) << "`.\n\n";
+  if (!prompts) {
+    card << "Every record's `provenance` names its experiment, trajectory, round, task, its family, level (0: not "
+            "given) and variant (JSON text), model, evaluator version, the stage the failed attempt failed at, the "
+            "stage the answer reached, its speedup against the frontier library (null when not measured), the run's "
+            "feedback level, history policy and sampling settings, and the length of the trained sequence (`bytes`, "
+            "and `tokens` when counted).\n\n"
+         << "## Experiments\n\n"
+         << provenance_table(source) << "\n";
+  }
+  card << "## Lengths\n\nThe trained sequence of each record (prompt and completion; a preference pair's prompt "
+          "and longer answer). A trainer drops or truncates records longer than its `max_length` without saying "
+          "so; set it above these, or export with `--max-tokens`.\n\n"
+       << format_lengths(result, true) << "\n## Coverage ("
+       << (prompts ? "family x level" : cell_axes_label(options) + " x failing stage") << ")\n\n"
+       << coverage_markdown(result, options);
   if (result.cap > 0) card << "\nBalanced: at most " << result.cap << " records per cell.\n";
   write_file(dir / "README.md", card.str());
 }

@@ -6,14 +6,34 @@
 #include <sstream>
 
 #include "agent/data/export.hpp"
+#include "agent/data/export_lengths.hpp"
 #include "evaluator/api/json_path.hpp"
 
 namespace ptxbench::data {
 
 coverage_table count_cells(const std::vector<export_record>& records) {
   coverage_table table;
-  for (const auto& r : records) ++table[r.family][r.failing_stage];
+  for (const auto& r : records) ++table[r.cell.empty() ? r.family : r.cell][r.failing_stage];
   return table;
+}
+
+std::string cell_axes_label(const export_options& options) {
+  std::string out;
+  for (const auto& axis : options.balance_by) out += (out.empty() ? "" : " x ") + axis;
+  return out.empty() ? "family" : out;
+}
+
+std::vector<std::string> coverage_columns(const coverage_table& coverage) {
+  std::set<std::pair<int, std::string>> columns;  // ordered by verdict rank, first_try last
+  for (const auto& [row_label, row] : coverage) {
+    for (const auto& [name, count] : row) {
+      int rank = verdict_rank(name);
+      columns.insert({rank < 0 ? INT_MAX : rank, name});
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& c : columns) out.push_back(c.second);
+  return out;
 }
 
 int smallest_cell(const coverage_table& coverage) {
@@ -30,7 +50,8 @@ std::vector<export_record> balance_records(std::vector<export_record> records, i
   // Rank each record inside its cell by hash; keep those ranked below the cap.
   std::map<std::pair<std::string, std::string>, std::vector<std::pair<uint64_t, size_t>>> cells;
   for (size_t i = 0; i < records.size(); ++i) {
-    cells[{records[i].family, records[i].failing_stage}].push_back({stable_hash(records[i].selection_key), i});
+    const auto& row = records[i].cell.empty() ? records[i].family : records[i].cell;
+    cells[{row, records[i].failing_stage}].push_back({stable_hash(records[i].selection_key), i});
   }
   std::vector<bool> keep(records.size(), false);
   for (auto& [cell, members] : cells) {
@@ -44,6 +65,23 @@ std::vector<export_record> balance_records(std::vector<export_record> records, i
   return out;
 }
 
+namespace {
+
+// The coverage row of a record: its values of the balance_by axes.
+std::string cell_of(const export_record& r, const std::vector<std::string>& axes) {
+  std::string out;
+  for (const auto& axis : axes) {
+    std::string value = axis == "family"  ? r.family
+                        : axis == "level" ? level_label(r.level)
+                        : axis == "task"  ? r.task
+                                          : variant_label(nlohmann::json::parse(r.variant).get<std::map<std::string, std::string>>());
+    out += (out.empty() ? "" : " / ") + value;
+  }
+  return out.empty() ? r.family : out;
+}
+
+}  // namespace
+
 export_result build_export(run_store& store, const export_options& options) {
   if (options.kind == export_kind::sft && options.filter.failing_stage) {
     throw input_error("--failing-stage does not apply to sft examples (they have no failed attempt)");
@@ -53,6 +91,11 @@ export_result build_export(run_store& store, const export_options& options) {
                       "earlier attempts to choose from)");
   }
   if (options.per_cell && *options.per_cell < 1) throw input_error("--per-cell must be at least 1");
+  check_length_options(options);
+  for (const auto& axis : options.balance_by) {
+    if (std::find(balance_axes.begin(), balance_axes.end(), axis) == balance_axes.end())
+      throw input_error("--balance-by " + axis + ": expected family, level, variant or task");
+  }
   export_result result;
   for (const auto& data : load_experiments(store, options.experiments)) {
     auto records = export_records(data, options);
@@ -70,6 +113,8 @@ export_result build_export(run_store& store, const export_options& options) {
     }
     result.records = std::move(unique);
   }
+  apply_length_limit(result, options);
+  for (auto& r : result.records) r.cell = cell_of(r, options.balance_by);
   result.coverage = count_cells(result.records);
   if (options.balance) {
     result.cap = options.per_cell ? *options.per_cell : smallest_cell(result.coverage);
@@ -84,13 +129,17 @@ void write_jsonl(std::ostream& out, const std::vector<export_record>& records) {
 }
 
 std::string format_coverage(const export_result& result, bool balanced) {
-  std::set<std::pair<int, std::string>> columns;  // ordered by verdict rank, first_try last
-  for (const auto& [family, row] : result.coverage) {
-    for (const auto& [name, count] : row) {
-      int rank = verdict_rank(name);
-      columns.insert({rank < 0 ? INT_MAX : rank, name});
-    }
-  }
+  export_options options;
+  options.balance = balanced;
+  return format_coverage(result, options);
+}
+
+std::string format_coverage(const export_result& result, const export_options& options) {
+  const bool balanced = options.balance;
+  const auto columns = coverage_columns(result.coverage);
+  const std::string axes = cell_axes_label(options);
+  size_t width = std::max<size_t>(16, axes.size() + 2);
+  for (const auto& [row_label, row] : result.coverage) width = std::max(width, row_label.size() + 2);
   auto cell = [&](const std::string& family, const std::string& name) {
     int total = 0, kept = 0;
     if (auto f = result.coverage.find(family); f != result.coverage.end()) {
@@ -102,15 +151,16 @@ std::string format_coverage(const export_result& result, bool balanced) {
     return balanced ? std::to_string(kept) + "/" + std::to_string(total) : std::to_string(total);
   };
   std::ostringstream os;
-  os << "coverage (family x failing stage" << (balanced ? ", kept/total" : "") << "):\n";
-  os << std::left << std::setw(16) << "family";
-  for (const auto& c : columns) os << std::right << std::setw(14) << c.second;
+  const char* columns_are = options.kind == export_kind::prompts ? " x level" : " x failing stage";
+  os << "coverage (" << axes << columns_are << (balanced ? ", kept/total" : "") << "):\n";
+  os << std::left << std::setw(static_cast<int>(width)) << axes;
+  for (const auto& c : columns) os << std::right << std::setw(14) << c;
   os << std::right << std::setw(12) << "total" << '\n';
   for (const auto& [family, row] : result.coverage) {
-    os << std::left << std::setw(16) << family;
+    os << std::left << std::setw(static_cast<int>(width)) << family;
     int total = 0, kept = 0;
     for (const auto& c : columns) {
-      os << std::right << std::setw(14) << cell(family, c.second);
+      os << std::right << std::setw(14) << cell(family, c);
     }
     for (const auto& [name, count] : row) total += count;
     if (auto f = result.kept.find(family); f != result.kept.end()) {

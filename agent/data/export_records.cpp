@@ -83,6 +83,9 @@ json provenance(const provenance_input& p, const export_options& o) {
       {"evaluator_version", ev && !ev->evaluator_version.empty() ? ev->evaluator_version : e.evaluator_version},
       {"task", t.task_id},
       {"family", t.family},
+      // From the task catalogue: 0 and "{}" when it does not know the task.
+      {"level", info_of(o.catalogue, t.task_id).level},
+      {"variant", variant_json(info_of(o.catalogue, t.task_id).variant)},
       {"model", model_of(*p.fix, e)},
       {"failing_stage", p.failing_rank == -2 ? json(nullptr) : json(verdict_name(p.failing_rank))},
       {"fix_stage", verdict_name(quality_of(*p.fix).verdict)},
@@ -95,6 +98,10 @@ json provenance(const provenance_input& p, const export_options& o) {
       // stop_reason max_tokens): a trainer may want to drop it.
       {"cut_off", p.fix->turn.finish_reason == "length" || p.fix->turn.finish_reason == "max_tokens"},
       {"operator", t.mutation_operator.empty() ? json(nullptr) : json(t.mutation_operator)},
+      // The trained sequence's length, set by measure_lengths.
+      {"bytes", 0},
+      {"tokens", nullptr},
+      {"over_max_tokens", false},
   };
   add_run_settings(out, e, p.fix->turn, o);
   return out;
@@ -122,9 +129,12 @@ struct keyed_record {
 };
 
 // Filters shared by every kind; `failing_rank` is -2 when the kind has none.
-bool accept(const export_filter& f, const experiment_data& d, const trajectory_data& t, const turn_view& fix,
-            int failing_rank) {
+bool accept(const task_catalogue& catalogue, const export_filter& f, const experiment_data& d,
+            const trajectory_data& t, const turn_view& fix, int failing_rank) {
   if (!listed(f.tasks, t.trajectory.task_id) || !listed(f.families, t.trajectory.family)) return false;
+  if (!f.levels.empty() && std::find(f.levels.begin(), f.levels.end(),
+                                     info_of(catalogue, t.trajectory.task_id).level) == f.levels.end())
+    return false;
   if (!listed(f.models, model_of(fix, d.experiment))) return false;
   if (f.failing_stage && failing_rank != *f.failing_stage) return false;
   auto q = quality_of(fix);
@@ -140,6 +150,9 @@ keyed_record make_record(const provenance_input& p, const export_options& o, jso
   body["provenance"] = provenance(p, o);
   k.record.body = std::move(body);
   k.record.family = t.family;
+  k.record.task = t.task_id;
+  k.record.level = info_of(o.catalogue, t.task_id).level;
+  k.record.variant = variant_json(info_of(o.catalogue, t.task_id).variant);
   k.record.failing_stage = p.failing_rank == -2 ? "first_try" : verdict_name(p.failing_rank);
   k.record.selection_key = p.data->experiment.name + "/" + t.task_id + "/" + std::to_string(t.sample) + "/" +
                            std::to_string(p.fix->turn.round);
@@ -155,7 +168,7 @@ void corrections(const experiment_data& d, const export_options& o, std::vector<
       if (before.verdict < 0 || before.reached == passed_rank || fix.turn.round != failed.turn.round + 1) continue;
       if (!got_further(quality_of(fix), before)) continue;
       std::string feedback = feedback_message(fix.turn);
-      if (feedback.empty() || !accept(o.filter, d, t, fix, before.verdict)) continue;
+      if (feedback.empty() || !accept(o.catalogue, o.filter, d, t, fix, before.verdict)) continue;
       json prompt = correction_prompt(t, i + 1, o.history, o.reasoning);
       out.push_back(make_record({&d, &t, &fix, before.verdict, failed.turn.round}, o,
                                 conversation(std::move(prompt), reply_message(fix.turn, o.reasoning), o.format)));
@@ -172,7 +185,7 @@ void sfts(const experiment_data& d, const export_options& o, std::vector<keyed_r
     for (const auto& turn : t.turns) {
       if (quality_of(turn).reached >= *f.min_fix_stage) answer = &turn;
     }
-    if (!answer || t.turns.empty() || !accept(f, d, t, *answer, -2)) continue;
+    if (!answer || t.turns.empty() || !accept(o.catalogue, f, d, t, *answer, -2)) continue;
     auto first = quality_of(t.turns.front());
     bool first_try = answer == &t.turns.front() || first.reached >= *f.min_fix_stage;
     json prompt = system_and_task(answer->turn, o.reasoning);
@@ -259,7 +272,7 @@ void preferences(const experiment_data& d, const export_options& o, std::vector<
       const auto rejected_quality = quality_of(*rejected.turn);
       if (!better(chosen_quality, rejected_quality)) break;
       int rejected_rank = rejected_quality.verdict;
-      if (!accept(o.filter, d, *chosen.trajectory, *chosen.turn, rejected_rank)) continue;
+      if (!accept(o.catalogue, o.filter, d, *chosen.trajectory, *chosen.turn, rejected_rank)) continue;
       json body = {{"prompt", prompt_messages(chosen.turn->turn.messages, o.reasoning)},
                    {"chosen", json::array({reply_message(chosen.turn->turn, o.reasoning)})},
                    {"rejected", json::array({reply_message(rejected.turn->turn, o.reasoning)})}};
@@ -295,7 +308,8 @@ export_kind parse_export_kind(const std::string& s) {
   if (s == "correction") return export_kind::correction;
   if (s == "sft") return export_kind::sft;
   if (s == "preference") return export_kind::preference;
-  throw input_error("unknown export kind '" + s + "' (expected correction, sft or preference)");
+  if (s == "prompts") return export_kind::prompts;
+  throw input_error("unknown export kind '" + s + "' (expected correction, sft, preference or prompts)");
 }
 
 export_format parse_export_format(const std::string& s) {
@@ -328,6 +342,7 @@ const char* to_string(export_kind k) {
     case export_kind::correction: return "correction";
     case export_kind::sft: return "sft";
     case export_kind::preference: return "preference";
+    case export_kind::prompts: return "prompts";
   }
   return "?";
 }
@@ -338,6 +353,7 @@ std::vector<export_record> export_records(const experiment_data& data, const exp
     case export_kind::correction: corrections(data, options, keyed); break;
     case export_kind::sft: sfts(data, options, keyed); break;
     case export_kind::preference: preferences(data, options, keyed); break;
+    case export_kind::prompts: break;  // from tasks, not runs: build_prompts_export
   }
   std::stable_sort(keyed.begin(), keyed.end(),
                    [](const keyed_record& a, const keyed_record& b) { return a.order < b.order; });

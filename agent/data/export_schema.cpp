@@ -34,6 +34,14 @@ const std::vector<column> k_provenance = {
     {"seed", "int64", true},            {"sampling_extra", "string", false},
     {"source", "string", false},        {"operator", "string", true},
     {"author", "string", false},        {"cut_off", "bool", false},
+    {"level", "int64", false},          {"variant", "string", false},
+    {"bytes", "int64", false},          {"tokens", "int64", true},
+    {"over_max_tokens", "bool", false},
+};
+// --kind prompts: flat rows beside the prompt, no provenance.
+const std::vector<column> k_prompt_columns = {
+    {"task_id", "string", false}, {"family", "string", false}, {"level", "int64", false},
+    {"variant", "string", false}, {"suite", "string", false},
 };
 const std::vector<column> k_preference_extra = {
     {"rejected_trajectory", "int64", false},
@@ -61,6 +69,7 @@ std::vector<std::string> message_columns(const export_options& o) {
 
 // The top-level list-of-messages columns, in record order.
 std::vector<std::string> conversation_columns(const export_options& o) {
+  if (o.kind == export_kind::prompts) return {"prompt"};
   if (o.kind == export_kind::preference) return {"prompt", "chosen", "rejected"};
   if (o.format == export_format::messages) return {"messages"};
   return {"prompt", "completion"};
@@ -83,6 +92,10 @@ std::string features_yaml(const export_options& options) {
     out += "  - name: " + name + "\n    list:\n";
     for (const auto& m : message_columns(options)) out += "    - name: " + m + "\n      dtype: string\n";
   }
+  if (options.kind == export_kind::prompts) {
+    for (const auto& c : k_prompt_columns) out += std::string("  - name: ") + c.name + "\n    dtype: " + c.dtype + "\n";
+    return out;
+  }
   out += "  - name: provenance\n    struct:\n";
   for (const auto& c : provenance_columns(options)) {
     out += std::string("    - name: ") + c.name + "\n      dtype: " + c.dtype + "\n";
@@ -93,7 +106,8 @@ std::string features_yaml(const export_options& options) {
 void check_record_schema(const json& body, const export_options& options) {
   if (!body.is_object()) bad("not an object");
   auto conversations = conversation_columns(options);
-  if (body.size() != conversations.size() + 1) bad("has " + std::to_string(body.size()) + " columns");
+  if (options.kind != export_kind::prompts && body.size() != conversations.size() + 1)
+    bad("has " + std::to_string(body.size()) + " columns");
   auto messages = message_columns(options);
   for (const auto& name : conversations) {
     if (!body.contains(name) || !body[name].is_array()) bad("$." + name + " is not a list");
@@ -106,12 +120,14 @@ void check_record_schema(const json& body, const export_options& options) {
       }
     }
   }
-  if (!body.contains("provenance") || !body["provenance"].is_object()) bad("$.provenance is not an object");
-  const auto& p = body["provenance"];
-  auto columns = provenance_columns(options);
-  if (p.size() != columns.size()) bad("$.provenance has " + std::to_string(p.size()) + " columns");
+  const bool flat = options.kind == export_kind::prompts;
+  if (!flat && (!body.contains("provenance") || !body["provenance"].is_object())) bad("$.provenance is not an object");
+  const auto& p = flat ? body : body["provenance"];
+  auto columns = flat ? k_prompt_columns : provenance_columns(options);
+  if (p.size() != columns.size() + (flat ? conversations.size() : 0))
+    bad(std::string(flat ? "$" : "$.provenance") + " has " + std::to_string(p.size()) + " columns");
   for (const auto& c : columns) {
-    std::string at = std::string("$.provenance.") + c.name;
+    std::string at = std::string(flat ? "$." : "$.provenance.") + c.name;
     if (!p.contains(c.name)) bad(at + " is missing");
     const auto& v = p[c.name];
     if (v.is_null() ? !c.nullable : !has_type(v, c.dtype)) bad(at + " is not " + c.dtype);

@@ -268,4 +268,12 @@ std::vector<group_metrics> compute_metrics(const std::vector<experiment_data>& e
   return out;
 }
 
+void annotate_tasks(std::vector<group_metrics>& groups, const task_catalogue& catalogue) {
+  for (auto& g : groups) {
+    const auto& info = info_of(catalogue, g.task);
+    g.level = info.level;
+    g.variant = info.variant;
+  }
+}
+
 }  // namespace ptxbench::data

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "agent/data/run_data.hpp"
+#include "agent/data/task_catalogue.hpp"
 
 namespace ptxbench::data {
 
@@ -49,6 +50,9 @@ struct group_metrics {
   std::string model;
   std::string task;
   std::string family;
+  // From the task catalogue (annotate_tasks): 0 and {} when it does not know the task.
+  int level = 0;
+  std::map<std::string, std::string> variant;
   int trajectories = 0;
   int candidates = 0;
   int passed_trajectories = 0;     // c of pass@k
@@ -82,6 +86,8 @@ double pass_at_k(int n, int c, int k);
 
 // Groups by (experiment, model, task), ordered by experiment (as given), model, task.
 std::vector<group_metrics> compute_metrics(const std::vector<experiment_data>& experiments);
+// Sets each group's level and variant from the catalogue.
+void annotate_tasks(std::vector<group_metrics>& groups, const task_catalogue& catalogue);
 
 // Experiments at equal LLM calls (branch 1 against branch N, docs in README
 // "Branching"). A trajectory's LLM calls are its stored replies in the order

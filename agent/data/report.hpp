@@ -10,7 +10,8 @@
 
 namespace ptxbench::data {
 
-// One row per model x task, then each group's per-round table, then (when
+// The across-task summary per experiment x model (over all tasks, per family,
+// per level: summary.hpp), then one row per model x task, then each group's per-round table, then (when
 // `curves` is not empty) the experiments side by side by LLM calls per trajectory.
 std::string format_report_text(const std::vector<group_metrics>& groups, const std::vector<calls_curve>& curves = {});
 // `text` with terminal control characters (C0, DEL, C1) written as \xHH.
@@ -23,7 +24,10 @@ std::string render_report_html(const std::vector<group_metrics>& groups,
                                const std::vector<calls_curve>& curves = {});
 
 // The figures as JSON: {database, experiments, fast_p_thresholds, pass_k,
-// definitions, groups: [{experiment, model, task, family, counts, stages,
+// definitions, summary_definition, summaries: [{experiment, model, scope
+// (all | family | level), family, level, tasks, trajectories, rates,
+// pass_at_k, pass_at_k_tasks, geomean_speedup, tasks_with_speedup}],
+// groups: [{experiment, model, task, family, level, variant, counts, stages,
 // rates, pass_at_k, speedup, per_round}], by_llm_calls: [{experiment, branch,
 // rounds, trajectories, llm_calls, calls_per_trajectory, points: [{calls,
 // compiled, correct, instructions, passed, fast_1, no_failed_stage}]}]}.
@@ -34,6 +38,8 @@ nlohmann::json render_report_json(const std::vector<group_metrics>& groups,
 
 // The definitions printed under all outputs.
 std::string metric_definitions();
+// How the across-task summary (summary.hpp) is computed.
+std::string summary_definitions();
 // How to read the comparison by LLM calls.
 std::string calls_definition();
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "agent/data/report.hpp"
+#include "agent/data/summary.hpp"
 #include "evaluator/api/evaluation.hpp"
 
 namespace ptxbench::data {
@@ -71,6 +72,8 @@ json group_json(const group_metrics& g) {
       {"model", g.model},
       {"task", g.task},
       {"family", g.family},
+      {"level", g.level},
+      {"variant", g.variant},
       {"counts",
        {{"trajectories", g.trajectories},
         {"candidates", g.candidates},
@@ -111,6 +114,33 @@ json curve_json(const calls_curve& c) {
           {"points", points}};
 }
 
+json summary_json(const summary_row& r) {
+  json fast = json::object();
+  for (size_t i = 0; i < fast_p_thresholds.size(); ++i) fast[threshold_key(fast_p_thresholds[i])] = optional_number(r.fast_p[i]);
+  json pass_k = json::object(), pass_k_tasks = json::object();
+  for (int k : pass_k_values) {
+    pass_k[std::to_string(k)] = optional_number(r.pass_at_k.at(k));
+    pass_k_tasks[std::to_string(k)] = r.pass_at_k_tasks.at(k);
+  }
+  return {{"experiment", r.experiment},
+          {"model", r.model},
+          {"scope", to_string(r.scope)},
+          {"family", r.scope == summary_scope::family ? json(r.family) : json(nullptr)},
+          {"level", r.scope == summary_scope::level ? json(r.level) : json(nullptr)},
+          {"tasks", r.tasks},
+          {"trajectories", r.trajectories},
+          {"rates",
+           {{"compiled", optional_number(r.compiled)},
+            {"correct", optional_number(r.correct)},
+            {"instructions", optional_number(r.instructions)},
+            {"passed", optional_number(r.passed)},
+            {"fast_p", fast}}},
+          {"pass_at_k", pass_k},
+          {"pass_at_k_tasks", pass_k_tasks},
+          {"geomean_speedup", optional_number(r.geomean_speedup)},
+          {"tasks_with_speedup", r.tasks_with_speedup}};
+}
+
 }  // namespace
 
 json render_report_json(const std::vector<group_metrics>& groups, const std::vector<experiment_row>& experiments,
@@ -130,11 +160,15 @@ json render_report_json(const std::vector<group_metrics>& groups, const std::vec
   for (double p : fast_p_thresholds) thresholds.push_back(p);
   json by_calls = json::array();
   for (const auto& c : curves) by_calls.push_back(curve_json(c));
+  json summaries = json::array();
+  for (const auto& r : compute_summaries(groups)) summaries.push_back(summary_json(r));
   return {{"database", database},
           {"experiments", exps},
           {"fast_p_thresholds", thresholds},
           {"pass_k", pass_k_values},
           {"definitions", metric_definitions()},
+          {"summary_definition", summary_definitions()},
+          {"summaries", summaries},
           {"groups", out_groups},
           {"by_llm_calls_definition", calls_definition()},
           {"by_llm_calls", by_calls}};

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "agent/data/report.hpp"
+#include "agent/data/summary.hpp"
 
 namespace ptxbench::data {
 namespace {
@@ -123,10 +124,53 @@ std::string calls_table(const std::vector<calls_curve>& curves) {
   return os.str();
 }
 
+std::string optional_pct(const std::optional<double>& v) { return v ? pct(*v) : "not run"; }
+
+// The across-task headline: one row per experiment x model over all tasks,
+// then per family and per level (summary.hpp).
+std::string summary_table(const std::vector<group_metrics>& groups) {
+  std::ostringstream os;
+  os << "summary per experiment x model (every task weighs the same):\n"
+     << std::left << std::setw(16) << "experiment" << std::setw(22) << "model" << std::setw(22) << "scope"
+     << std::right << std::setw(6) << "tasks" << std::setw(6) << "n" << std::setw(9) << "compile" << std::setw(9)
+     << "correct" << std::setw(9) << "instr" << std::setw(9) << "passed";
+  for (double p : fast_p_thresholds) os << std::setw(9) << ("fast_" + fixed(p, p == static_cast<int>(p) ? 0 : 1));
+  for (int k : pass_k_values) os << std::setw(9) << ("pass@" + std::to_string(k));
+  os << "  geomean speedup\n";
+  for (const auto& r : compute_summaries(groups)) {
+    const bool first = r.scope == summary_scope::all;
+    os << std::left << std::setw(16) << (first ? terminal_safe(r.experiment) : "") << std::setw(22)
+       << (first ? terminal_safe(r.model) : "") << std::setw(22) << terminal_safe(scope_label(r)) << std::right
+       << std::setw(6) << r.tasks << std::setw(6) << r.trajectories << std::setw(9) << optional_pct(r.compiled)
+       << std::setw(9) << optional_pct(r.correct) << std::setw(9) << optional_pct(r.instructions) << std::setw(9)
+       << optional_pct(r.passed);
+    for (const auto& f : r.fast_p) os << std::setw(9) << optional_pct(f);
+    for (int k : pass_k_values) {
+      const auto& v = r.pass_at_k.at(k);
+      os << std::setw(9) << (v ? fixed(*v, 2) : r.passed ? "-" : "not run");
+    }
+    os << "  "
+       << (r.geomean_speedup ? fixed(*r.geomean_speedup, 2) + " (" + std::to_string(r.tasks_with_speedup) + " of " +
+                                   std::to_string(r.tasks) + " tasks)"
+                             : "-")
+       << '\n';
+  }
+  return os.str();
+}
+
 }  // namespace
+
+std::string summary_definitions() {
+  return "Summary: tasks = tasks in the scope, n = their trajectories. Each figure is the mean over tasks of the "
+         "task's figure, so every task weighs the same; a rate averages the tasks where its stage ran ('not run' "
+         "when none did), pass@k the tasks with at least k samples ('-' when none has k), geomean speedup is the "
+         "geometric mean over tasks of each task's geometric mean of its trajectories' best correct speedups (tasks "
+         "without one are left out).";
+}
 
 std::string format_report_text(const std::vector<group_metrics>& groups, const std::vector<calls_curve>& curves) {
   std::ostringstream os;
+  if (!groups.empty()) os << summary_table(groups) << summary_definitions() << "\n\nper task:\n";
   os << std::left << std::setw(16) << "experiment" << std::setw(22) << "model" << std::setw(34) << "task"
      << std::right << std::setw(4) << "n" << std::setw(9) << "compile" << std::setw(9) << "correct" << std::setw(9)
      << "instr" << std::setw(9) << "passed";

@@ -197,3 +197,38 @@ TEST_CASE("run --branch 2 on the demo yields preference rows of round 1 and late
   CHECK(compared == repair_rows + 1);  // and the one round-0 pair
   fs::remove_all(dir);
 }
+
+TEST_CASE("export --kind prompts writes the suite's prompts and export counts tokens and refuses options that do not apply") {
+  const fs::path src = PTXBENCH_SOURCE_DIR;
+  auto dir = fresh("prompts");
+  auto r = test::run_ptxbench({"export", "--kind", "prompts", "--out", (dir / "prompts.jsonl").string()}, src);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("coverage (family x level)") != std::string::npos);
+  std::istringstream lines(slurp(dir / "prompts.jsonl"));
+  std::string line;
+  std::set<std::string> ids;
+  while (std::getline(lines, line)) {
+    auto row = nlohmann::json::parse(line);
+    CHECK(row["prompt"].size() == 2);
+    CHECK(row["suite"] == "full");
+    ids.insert(row["task_id"].get<std::string>());
+  }
+  CHECK(ids.count("gemm_bf16_wgmma_tma") == 1);
+  r = test::run_ptxbench({"export", "--kind", "prompts", "--db", "runs/x.db"}, src);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("--db does not apply to --kind prompts") != std::string::npos);
+  r = test::run_ptxbench({"export", "--kind", "prompts", "--suite", "no-such-suite"}, src);
+  CHECK(r.exit_code == 2);
+  // Token counts need the tokenizer; with it, --max-tokens leaves longer prompts out.
+  r = test::run_ptxbench({"export", "--kind", "prompts", "--max-tokens", "100"}, src);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("--max-tokens needs --tokenizer") != std::string::npos);
+  r = test::run_ptxbench({"export", "--kind", "prompts", "--tokenizer", "tests/fixtures/tokenizers/llama3.json",
+                          "--max-tokens", "100", "--out", (dir / "none.jsonl").string()},
+                         src);
+  CHECK(r.exit_code == 1);  // every prompt is longer than 100 tokens: nothing written
+  CHECK(r.output.find("records longer than --max-tokens left out") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "none.jsonl"));
+  fs::remove_all(dir);
+}

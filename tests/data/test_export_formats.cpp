@@ -185,11 +185,14 @@ TEST_CASE("export to a directory writes the data and a dataset card with configs
   write_jsonl(expected, result.records);
   CHECK(data == expected.str());
   auto card = read(out / "README.md");
-  CHECK(card.rfind("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: data/train.jsonl\n",
+  CHECK(card.rfind("---\nlicense: unknown\nsize_categories:\n- n<1K\nconfigs:\n- config_name: default\n  data_files:\n"
+                   "  - split: train\n    path: data/train.jsonl\n",
                    0) == 0);
   CHECK(card.find("dataset_info:\n  features:\n  - name: prompt\n    list:\n") != std::string::npos);
   CHECK(card.find("| exp1 | m1 | embedded | 0.1.0 |") != std::string::npos);
-  CHECK(card.find("| gemm | 2 | 1 | 0 | 3 |") != std::string::npos);  // compile, correctness, format
+  // Coverage columns in stage order, as the terminal table.
+  CHECK(card.find("| family | format | compile | correctness | total |") != std::string::npos);
+  CHECK(card.find("| gemm | 0 | 2 | 1 | 3 |") != std::string::npos);
   // Writing again over its own export is fine; a directory holding anything else is refused.
   CHECK_NOTHROW(write_export_dir(out, result, o, source));
   std::filesystem::create_directories(f.dir / "other");

@@ -17,9 +17,10 @@ configure_file(${PROJECT_SOURCE_DIR}/evaluator/api/version.hpp.in
                ${PROJECT_BINARY_DIR}/generated/ptxbench/version.hpp @ONLY)
 
 set(fuzz_sanitizers -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1)
-set(fuzz_parser_sources
-  evaluator/api/candidate.cpp evaluator/api/evaluation.cpp evaluator/api/expression.cpp evaluator/api/files.cpp
-  evaluator/api/json_path.cpp evaluator/api/manifest.cpp evaluator/api/task.cpp
+include(${PROJECT_SOURCE_DIR}/evaluator/api/sources.cmake)
+set(fuzz_parser_sources ${PTXBENCH_EVALUATOR_API_SOURCES})
+list(TRANSFORM fuzz_parser_sources PREPEND evaluator/api/)
+list(APPEND fuzz_parser_sources
   evaluator/compile/ptx_entries.cpp evaluator/compile/ptx_text.cpp evaluator/compile/ptxas_log.cpp
   evaluator/compile/sass_parse.cpp
   agent/llm/openai_format.cpp agent/llm/anthropic_format.cpp agent/llm/wire_common.cpp agent/llm/provider_config.cpp

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "agent/llm/wire_format.hpp"
 #include "agent/loop/experiment_config.hpp"
@@ -58,6 +59,24 @@ TEST_CASE("the openai example asks a reasoning model for max_completion_tokens a
   auto ab = request_body(a);
   CHECK(ab["thinking"]["type"] == "enabled");
   CHECK(ab["thinking"]["budget_tokens"].get<int>() < ab["max_tokens"].get<int>());
+}
+
+TEST_CASE("the anthropic example streams and the ollama example names a model with its 32K context set") {
+  // Anthropic refuses a 32K max_tokens request that is not streamed.
+  auto a = load_experiment_config((configs / "anthropic.example.json").string());
+  CHECK(a.llm.max_tokens > 21333);
+  CHECK(request_body(a)["stream"] == true);
+  // Ollama's OpenAI endpoint takes no context length from a request: the
+  // model is one made with num_ctx 32768, as configs/README.md says how.
+  auto o = load_experiment_config((configs / "ollama.example.json").string());
+  CHECK(o.max_context_tokens == 32768);
+  CHECK(o.llm.model == "qwen3-32k");
+  std::ifstream in(configs / "README.md");
+  std::stringstream readme;
+  readme << in.rdbuf();
+  CHECK(readme.str().find("PARAMETER num_ctx 32768") != std::string::npos);
+  CHECK(readme.str().find("ollama create qwen3-32k") != std::string::npos);
+  CHECK(readme.str().find("OLLAMA_CONTEXT_LENGTH=32768") != std::string::npos);
 }
 
 TEST_CASE("paths in a config file are relative to the file and missing ones are named") {

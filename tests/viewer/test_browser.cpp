@@ -89,6 +89,10 @@ for (const svg of document.querySelectorAll('svg.chart')) {
   }
 }
 out.dataset.labels = labels;
+// Table boxes whose content is wider than the box: cut off, read only by scrolling.
+const cut = [...document.querySelectorAll('div.wide')].filter(d => d.scrollWidth > d.clientWidth + 1);
+out.dataset.cutTables = cut.length;
+out.dataset.cutWidths = cut.map(d => d.scrollWidth + '>' + d.clientWidth).join(' ');
 out.dataset.overlaps = overlaps.length;
 out.dataset.overlapList = overlaps.join(' | ');
 out.dataset.charts = ['pass_at_k', 'fast_p'].filter(c => document.querySelector('svg[data-chart=' + c + ']')).join(',')
@@ -155,5 +159,38 @@ TEST_CASE("browser: pages render and the viewer script runs but a script in a re
   CHECK(diff_page.find("<table class=\"diff\">") != std::string::npos);
   // Added by /assets/viewer.js: the embedded script was served and ran.
   CHECK(diff_page.find(">changes only</button>") != std::string::npos);
+  std::filesystem::remove_all(profile);
+}
+
+TEST_CASE("browser: no report table is cut off at 1400 px with long names and several tasks and levels") {
+  auto chromium = need_chromium();
+  auto f = testing::make_fixture_db("report-tables");
+  experiment_row e;
+  e.name = "a-second-experiment-with-a-long-name-for-the-sweep-of-every-variant";
+  e.model = "organisation/a-very-long-model-name-with-quantisation-suffix-awq-int4-g128-and-more";
+  int64_t eid = f.store->create_experiment(e);
+  const char* tasks[] = {"attention_fwd_bf16_wgmma_causal_gqa_8to1_varlen_hd128", "gemm_fp8_e4m3_nn_bias_gelu_grouped_moe_64"};
+  for (int i = 0; i < 6; ++i) {
+    testing::add_trajectory(*f.store, eid, tasks[i % 2], i % 2 ? "gemm" : "attention_fwd", i / 2,
+                            "S" + std::to_string(i), {{"compile"}, {"passed", 0.5 + i}}, e.model);
+  }
+  auto experiments = data::load_experiments(*f.store, {});
+  auto groups = data::compute_metrics(experiments);
+  data::task_catalogue levels;
+  levels[tasks[0]] = {"attention_fwd", 3, {}, {}};
+  levels[tasks[1]] = {"gemm", 4, {}, {}};
+  data::annotate_tasks(groups, levels);
+  std::vector<experiment_row> rows;
+  for (const auto& x : experiments) rows.push_back(x.experiment);
+  auto html = data::render_report_html(groups, rows, "runs/report.db");
+  html.insert(html.rfind("</body>"), k_measure_script);
+  auto page = f.dir / "report.html";
+  std::ofstream(page) << html;
+  auto profile = testing::fresh_dir("chromium-tables");
+  auto dom = dump_dom(chromium, "file://" + page.string(), profile, "1400,1000");
+  INFO("body: " << dom.substr(dom.find("<body"), 600));
+  REQUIRE_FALSE(body_attribute(dom, "cut-tables").empty());
+  CHECK(std::stoi(body_attribute(dom, "scroll-width")) <= 1400);
+  CHECK_MESSAGE(body_attribute(dom, "cut-tables") == "0", body_attribute(dom, "cut-widths"));
   std::filesystem::remove_all(profile);
 }
