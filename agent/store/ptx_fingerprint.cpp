@@ -15,14 +15,17 @@ bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c
 std::string strip(const std::string& text) {
   std::string out;
   bool space = false;
+  // Characters compared one by one, not with string::compare at every byte:
+  // the manifest fingerprinted may be a megabyte of a model's text.
+  const auto at = [&](size_t i, char a, char b) { return text[i] == a && i + 1 < text.size() && text[i + 1] == b; };
   for (size_t i = 0; i < text.size(); ++i) {
-    if (text.compare(i, 2, "//") == 0) {
+    if (at(i, '/', '/')) {
       i = text.find('\n', i);
       if (i == std::string::npos) break;
       space = true;
       continue;
     }
-    if (text.compare(i, 2, "/*") == 0) {
+    if (at(i, '/', '*')) {
       size_t end = text.find("*/", i + 2);
       if (end == std::string::npos) break;
       i = end + 1;
