@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "agent/llm/wire_format.hpp"
+#include "evaluator/api/utf8.hpp"
 
 using namespace ptxbench::llm_detail;
 
@@ -118,4 +119,18 @@ TEST_CASE("a reply whose text is not text is a malformed reply - plain and strea
       "event: content_block_delta\ndata: {\"type\": \"content_block_delta\", \"index\": 0, \"delta\": "
       "{\"type\": \"text_delta\", \"text\": 12345}}\n\nevent: message_stop\ndata: {\"type\": \"message_stop\"}\n\n";
   CHECK_FALSE(anthropic_parse_stream(anthropic_bad_delta).ok);
+}
+
+// A proxy's error page in Latin-1, or a body cut at 300 bytes inside a
+// character, reached the stored cause as bytes no UTF-8 reader accepts.
+TEST_CASE("a server's invalid UTF-8 reaches a cause as replacement characters - cut between characters") {
+  const auto valid = [](const std::string& s) { return s == ptxbench::utf8_repaired(s); };
+  const std::string latin1 = "<html>Service indisponible \xe0 cette heure</html>";
+  CHECK(valid(error_message_of(latin1)));
+  CHECK(error_message_of(latin1).find("indisponible \xEF\xBF\xBD cette") != std::string::npos);
+  const std::string long_text = std::string(299, 'a') + "\xc3\xa9\xc3\xa9 and more";
+  CHECK(valid(error_message_of(long_text)));
+  CHECK(valid(error_message_of("{\"error\": \"x\xff\"}")));  // not JSON: quoted as text
+  CHECK(valid(openai_parse_reply("{\"choices\": \xff}").cause));
+  CHECK(valid(anthropic_parse_reply("\xc3").cause));
 }
