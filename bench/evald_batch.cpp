@@ -18,7 +18,7 @@
 #include <future>
 #include <thread>
 
-#include "agent/llm/remote_evaluator.hpp"
+#include "agent/http/remote_evaluator.hpp"
 #include "agent/service/server.hpp"
 #include "evaluator/api/verdict.hpp"
 #include "bench/source_dir.hpp"

@@ -5,7 +5,7 @@
 #include <map>
 #include <tuple>
 
-#include "agent/llm/remote_evaluator.hpp"
+#include "agent/http/remote_evaluator.hpp"
 #include "agent/store/store.hpp"
 #include "evaluator/api/json_path.hpp"
 #include "evaluator/api/local.hpp"

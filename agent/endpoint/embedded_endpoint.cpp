@@ -1,7 +1,5 @@
 #include "agent/endpoint/embedded_endpoint.hpp"
 
-#include <httplib.h>
-
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -10,10 +8,10 @@
 #include <sstream>
 #include <thread>
 
-#include "agent/service/content_types.hpp"
-#include "agent/service/http_encoding.hpp"
+#include "agent/http/server.hpp"
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/json_path.hpp"
+#include "evaluator/api/utf8.hpp"
 
 namespace ptxbench {
 
@@ -81,9 +79,29 @@ endpoint_script load_endpoint_script(const std::filesystem::path& path) {
   return s;
 }
 
+namespace {
+
+// An answer in the OpenAI error format: {"error": {"message": ...}}.
+http::response error_response(int status, const std::string& message) {
+  return {status, json_text(nlohmann::json{{"error", {{"message", message}}}}), http::k_json_content_type, {}};
+}
+
+http::server_options endpoint_options() {
+  http::server_options o;
+  o.name = "embedded endpoint";
+  o.limits.max_body_bytes = 64 << 20;  // a long conversation's prompt
+  o.error_answer = error_response;
+  return o;
+}
+
+}  // namespace
+
 struct embedded_endpoint::impl {
+  explicit impl(endpoint_script s)
+      : script(std::move(s)), server(endpoint_options(), [this](const http::request& r) { return route(r); }) {}
+
   endpoint_script script;
-  httplib::Server server;
+  http::server server;
   std::thread thread;
   int port = 0;
   std::atomic<double> latency_ms{0.0};
@@ -94,6 +112,15 @@ struct embedded_endpoint::impl {
   std::mutex mutex;
   std::map<std::pair<std::string, int>, int> counters;
 
+  http::response route(const http::request& r) {
+    if (r.path == "/v1/chat/completions")
+      return r.method == "POST" ? complete(r.body) : error_response(405, "use POST for " + r.path);
+    if (r.path == "/v1/models")
+      return {200, R"({"object":"list","data":[{"id":"embedded-script","object":"model"}]})",
+              http::k_json_content_type, {}};
+    return error_response(404, "no route " + utf8_shortened(r.path, 100));
+  }
+
   // Picks the scripted reply for a request; returns false with a message when none fits.
   bool pick(const nlohmann::json& messages, scripted_reply* out, std::string* error) {
     static const std::regex task_re("Task id: ([A-Za-z0-9_]+)");
@@ -102,7 +129,8 @@ struct embedded_endpoint::impl {
     int assistants = 0;
     std::string last_user;
     for (const auto& m : messages) {
-      std::string role = m.value("role", "");
+      if (!m.is_object()) continue;
+      const std::string role = m.contains("role") && m["role"].is_string() ? m["role"].get<std::string>() : "";
       std::string content = m.contains("content") && m["content"].is_string() ? m["content"].get<std::string>() : "";
       std::smatch match;
       if (role == "user" && task_id.empty() && std::regex_search(content, match, task_re)) task_id = match[1];
@@ -111,7 +139,7 @@ struct embedded_endpoint::impl {
     }
     int round = assistants;
     std::smatch match;
-    if (std::regex_search(last_user, match, round_re)) round = std::stoi(match[1]) + 1;
+    if (std::regex_search(last_user, match, round_re)) round = int(std::min<long long>(std::stoll(match[1]), 1 << 20)) + 1;
     auto it = script.tasks.find(task_id);
     if (it == script.tasks.end()) it = script.tasks.find("*");
     if (it == script.tasks.end()) {
@@ -126,74 +154,58 @@ struct embedded_endpoint::impl {
     return true;
   }
 
-  void handle(const httplib::Request& req, httplib::Response& res) {
-    try {
-      auto body = nlohmann::json::parse(req.body);
-      scripted_reply reply;
-      std::string error;
-      if (!body.contains("messages") || !body["messages"].is_array()) {
-        res.status = 400;
-        res.set_content(R"({"error":{"message":"messages must be an array"}})", k_json_content_type);
-        return;
-      }
-      if (!pick(body["messages"], &reply, &error)) {
-        res.status = 404;
-        res.set_content(nlohmann::json{{"error", {{"message", error}}}}.dump(), k_json_content_type);
-        return;
-      }
-      int now = ++in_flight;
-      for (int seen = max_in_flight.load(); now > seen && !max_in_flight.compare_exchange_weak(seen, now);) {
-      }
-      double delay = latency_ms.load();
-      // In slices, so that stop() (the run ending on Ctrl-C) never waits out a long delay.
-      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(delay);
-      while (delay > 0 && !stopping.load() && std::chrono::steady_clock::now() < until)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      --in_flight;
-      int prompt_chars = 0;
-      for (const auto& m : body["messages"])
-        if (m.contains("content") && m["content"].is_string()) prompt_chars += m["content"].get<std::string>().size();
-      nlohmann::json message{{"role", "assistant"}, {"content", reply.text}};
-      if (!reply.reasoning.empty()) message["reasoning_content"] = reply.reasoning;
-      nlohmann::json out{
-          {"id", "embedded-" + std::to_string(served.load())},
-          {"object", "chat.completion"},
-          {"model", body.value("model", "embedded-script")},
-          {"choices", {{{"index", 0}, {"message", message}, {"finish_reason", "stop"}}}},
-          {"usage",
-           {{"prompt_tokens", prompt_chars / 4},
-            {"completion_tokens", static_cast<int>(reply.text.size() / 4)},
-            {"total_tokens", prompt_chars / 4 + static_cast<int>(reply.text.size() / 4)}}}};
-      ++served;
-      res.set_content(out.dump(), k_json_content_type);
-    } catch (const std::exception& e) {
-      res.status = 400;
-      res.set_content(nlohmann::json{{"error", {{"message", std::string("bad request: ") + e.what()}}}}.dump(),
-                      k_json_content_type);
+  void wait_latency() {
+    const int now = ++in_flight;
+    for (int seen = max_in_flight.load(); now > seen && !max_in_flight.compare_exchange_weak(seen, now);) {
     }
+    const double delay = latency_ms.load();
+    // In slices, so that stop() (the run ending on Ctrl-C) never waits out a long delay.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(delay);
+    while (delay > 0 && !stopping.load() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    --in_flight;
+  }
+
+  http::response complete(const std::string& text) {
+    json_parse_outcome parsed = try_parse_json_bounded(text);
+    if (!parsed.ok) return error_response(400, "bad request: " + parsed.message());
+    const nlohmann::json& body = parsed.value;
+    if (!body.is_object() || !body.contains("messages") || !body["messages"].is_array())
+      return error_response(400, "messages must be an array");
+    scripted_reply reply;
+    std::string error;
+    if (!pick(body["messages"], &reply, &error)) return error_response(404, error);
+    wait_latency();
+    size_t prompt_chars = 0;
+    for (const auto& m : body["messages"])
+      if (m.is_object() && m.contains("content") && m["content"].is_string())
+        prompt_chars += m["content"].get_ref<const std::string&>().size();
+    nlohmann::json message{{"role", "assistant"}, {"content", reply.text}};
+    if (!reply.reasoning.empty()) message["reasoning_content"] = reply.reasoning;
+    const bool named = body.contains("model") && body["model"].is_string();
+    const int prompt_tokens = int(std::min<size_t>(prompt_chars / 4, 1 << 30));
+    const int completion_tokens = int(reply.text.size() / 4);
+    nlohmann::json out{
+        {"id", "embedded-" + std::to_string(served.load())},
+        {"object", "chat.completion"},
+        {"model", named ? body["model"].get<std::string>() : "embedded-script"},
+        {"choices", {{{"index", 0}, {"message", message}, {"finish_reason", "stop"}}}},
+        {"usage",
+         {{"prompt_tokens", prompt_tokens},
+          {"completion_tokens", completion_tokens},
+          {"total_tokens", prompt_tokens + completion_tokens}}}};
+    ++served;
+    return {200, json_text(out), http::k_json_content_type, {}};
   }
 };
 
-embedded_endpoint::embedded_endpoint(endpoint_script script, int port) : m_impl(std::make_unique<impl>()) {
-  m_impl->script = std::move(script);
+embedded_endpoint::embedded_endpoint(endpoint_script script, int port)
+    : m_impl(std::make_unique<impl>(std::move(script))) {
   m_impl->latency_ms = m_impl->script.latency_ms;
-  m_impl->server.new_task_queue = [] { return new httplib::ThreadPool(64); };
-  m_impl->server.set_tcp_nodelay(true);  // answers go out as headers then body (see agent/service/server.cpp)
-  refuse_brotli(m_impl->server);  // see agent/service/http_encoding.hpp
-  m_impl->server.Post("/v1/chat/completions",
-                      [this](const httplib::Request& q, httplib::Response& r) { m_impl->handle(q, r); });
-  m_impl->server.Get("/v1/models", [](const httplib::Request&, httplib::Response& r) {
-    r.set_content(R"({"object":"list","data":[{"id":"embedded-script","object":"model"}]})", k_json_content_type);
-  });
-  if (port == 0) {
-    m_impl->port = m_impl->server.bind_to_any_port("127.0.0.1");
-  } else {
-    m_impl->port = m_impl->server.bind_to_port("127.0.0.1", port) ? port : -1;
-  }
-  if (m_impl->port <= 0) throw std::runtime_error("embedded endpoint: cannot listen on 127.0.0.1");
-  m_impl->thread = std::thread([this] { m_impl->server.listen_after_bind(); });
+  m_impl->port = m_impl->server.bind("127.0.0.1", port);
+  m_impl->thread = std::thread([this] { m_impl->server.serve(); });
   // The socket already listens after bind; wait for the accept loop too.
-  for (int i = 0; i < 500 && !m_impl->server.is_running(); ++i)
+  for (int i = 0; i < 500 && !m_impl->server.serving(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
 }
 

@@ -1,8 +1,7 @@
 #pragma once
 // The embedded endpoint: an OpenAI-compatible chat-completions server on
 // 127.0.0.1 that plays scripted replies, so the whole loop runs with no model
-// (the demo, tests, the overlap benchmark). Only this folder and the viewer see
-// cpp-httplib.
+// (the demo, tests, the overlap benchmark), behind agent/http's server.
 //
 // Which reply: the task is the "Task id: <id>" line of the prompt; the round is
 // N+1 when the last user message holds "Feedback on round N", else the number
@@ -36,7 +35,7 @@ endpoint_script load_endpoint_script(const std::filesystem::path& path);
 class embedded_endpoint {
  public:
   // Starts serving on 127.0.0.1 at a free port (or `port` when non-zero).
-  // Throws std::runtime_error when it cannot listen.
+  // Throws input_error when it cannot listen (a port another process listens on).
   explicit embedded_endpoint(endpoint_script script, int port = 0);
   ~embedded_endpoint();
   embedded_endpoint(const embedded_endpoint&) = delete;

@@ -56,10 +56,15 @@ reply_parse anthropic_parse_reply(const std::string& body) {
   for (const auto& block : j["content"]) {
     if (!block.is_object() || !block.contains("type") || !block["type"].is_string()) continue;
     const auto type = block["type"].get<std::string>();
-    if (type == "text" && block.contains("text") && block["text"].is_string())
-      r.text += block["text"].get<std::string>();
-    else if (type == "thinking" && block.contains("thinking") && block["thinking"].is_string())
-      r.reasoning += (r.reasoning.empty() ? "" : "\n\n") + block["thinking"].get<std::string>();
+    // A text or thinking block without text in it is no reply (not an empty one).
+    const char* field = type == "text" ? "text" : type == "thinking" ? "thinking" : nullptr;
+    if (!field) continue;
+    if (!block.contains(field) || !block[field].is_string()) {
+      out.cause = std::string("response field $.content[].") + field + " is not text";
+      return out;
+    }
+    if (type == "text") r.text += block["text"].get<std::string>();
+    else r.reasoning += (r.reasoning.empty() ? "" : "\n\n") + block["thinking"].get<std::string>();
   }
   if (j.contains("stop_reason") && j["stop_reason"].is_string())
     r.finish_reason = j["stop_reason"].get<std::string>();

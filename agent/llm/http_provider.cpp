@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "agent/llm/http_transport.hpp"
+#include "agent/http/transport.hpp"
 #include "agent/llm/retry_policy.hpp"
 #include "agent/llm/wire_format.hpp"
 #include "evaluator/api/json_path.hpp"
@@ -14,11 +14,20 @@
 namespace ptxbench {
 
 namespace llm_detail {
-std::string default_base_url(provider_kind kind);  // provider_config.cpp
-}
+std::string default_base_url(provider_kind kind);                              // provider_config.cpp
+void check_base_url(const std::string& url, const std::string& path);       // provider_config.cpp
+}  // namespace llm_detail
+
+void cancel_llm_calls() { http::cancel_transfers(); }
+bool llm_calls_cancelled() { return http::transfers_cancelled(); }
+void reset_llm_cancellation() { http::reset_transfer_cancellation(); }
 
 namespace {
 using namespace llm_detail;
+using http::http_response;
+using http::http_session;
+using http::max_body_bytes;
+using http::transport_status;
 
 std::string seconds_text(double s) {
   char buf[32];
@@ -39,9 +48,14 @@ struct attempt_failure {
   std::optional<double> retry_after_s;
 };
 
-attempt_failure describe_failure(const http_response& r, double timeout_s) {
+attempt_failure describe_failure(const http_response& r, const http::transfer_limits& limits) {
   switch (r.status) {
-    case transport_status::timeout: return {"timeout after " + seconds_text(timeout_s) + " s", true, {}};
+    case transport_status::timeout:
+      return {"timeout after " + seconds_text(limits.timeout_s) + " s" + (limits.stream ? " without a byte" : ""),
+              true, {}};
+    case transport_status::deadline:
+      return {"the stream still ran at its deadline of " + seconds_text(limits.deadline_s) + " s (stream_deadline_s)",
+              true, {}};
     case transport_status::connection: return {"connection error: " + r.transport_error, true, {}};
     case transport_status::truncated: return {"truncated body (" + r.transport_error + ")", true, {}};
     case transport_status::failed: return {"transport error: " + r.transport_error, false, {}};
@@ -82,11 +96,11 @@ class http_provider final : public provider {
                                         : openai_request(m_config, m_api_key, request.messages);
     completion_outcome out;
     http_session session;
-    const bool stream = wants_stream(m_config);
+    const http::transfer_limits limits{m_config.timeout_s, wants_stream(m_config), m_config.stream_deadline_s};
     const int attempts = 1 + std::max(0, m_config.max_retries);
     for (int attempt = 1;; ++attempt) {
       if (llm_calls_cancelled()) return cancelled(std::move(out));
-      http_response response = session.post(wire.url, wire.headers, wire.body, m_config.timeout_s, stream);
+      http_response response = session.post(wire.url, wire.headers, wire.body, limits);
       if (response.status == transport_status::cancelled) return cancelled(std::move(out));
       attempt_failure failure;
       if (response.status == transport_status::ok && response.http_status / 100 == 2) {
@@ -101,7 +115,7 @@ class http_provider final : public provider {
         }
         failure = {reply.cause, true, {}};
       } else {
-        failure = describe_failure(response, m_config.timeout_s);
+        failure = describe_failure(response, limits);
       }
       out.failures.push_back(
           {attempt, static_cast<int>(response.http_status), failure.cause, response.elapsed_ms});
@@ -143,6 +157,7 @@ std::unique_ptr<provider> make_http_provider(const provider_config& c) {
   if (config.base_url.empty())
     throw input_error("$.llm.base_url: missing (the " + std::string(to_string(config.kind)) +
                       " provider has no default)");
+  check_base_url(config.base_url, "$.llm.base_url");
   std::string api_key;
   if (!config.api_key_env.empty()) {
     const char* value = std::getenv(config.api_key_env.c_str());
@@ -151,7 +166,7 @@ std::unique_ptr<provider> make_http_provider(const provider_config& c) {
                         " is not set (it should hold the API key)");
     api_key = value;
   }
-  ensure_curl_initialised();
+  http::ensure_curl_initialised();
   return std::make_unique<http_provider>(std::move(config), std::move(api_key));
 }
 

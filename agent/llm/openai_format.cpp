@@ -13,15 +13,24 @@ std::string string_or_empty(const nlohmann::json& parent, const char* key) {
 }
 
 // content is a string, null (only reasoning or a cut-off reply), or, on a
-// few servers, an array of {"type": "text", "text": ...} parts.
-std::string content_text(const nlohmann::json& message) {
-  if (!message.contains("content")) return "";
+// few servers, an array of {"type": "text", "text": ...} parts. Anything else
+// ("content": 12345) is no reply: false, rather than an empty text judged as
+// the model's answer.
+bool content_text(const nlohmann::json& message, std::string& text) {
+  if (!message.contains("content") || message["content"].is_null()) return true;
   const auto& content = message["content"];
-  if (content.is_string()) return content.get<std::string>();
-  std::string text;
-  if (content.is_array())
-    for (const auto& part : content) text += string_or_empty(part, "text");
-  return text;
+  if (content.is_string()) {
+    text = content.get<std::string>();
+    return true;
+  }
+  if (!content.is_array()) return false;
+  for (const auto& part : content) {
+    if (!part.is_object()) return false;
+    if (!part.contains("text")) continue;  // a part of another kind (an image, a refusal's marker)
+    if (!part["text"].is_string()) return false;
+    text += part["text"].get<std::string>();
+  }
+  return true;
 }
 }  // namespace
 
@@ -64,7 +73,10 @@ reply_parse openai_parse_reply(const std::string& body) {
   }
   const auto& message = choice["message"];
   completion& r = out.result;
-  r.text = content_text(message);
+  if (!content_text(message, r.text)) {
+    out.cause = "response field $.choices[0].message.content is not text";
+    return out;
+  }
   r.reasoning = string_or_empty(message, "reasoning_content");
   if (r.reasoning.empty()) r.reasoning = string_or_empty(message, "reasoning");
   r.finish_reason = string_or_empty(choice, "finish_reason");

@@ -1,7 +1,8 @@
 #pragma once
-// LLM providers behind one interface. Only this folder sees libcurl.
-// Transport problems are values (completion_outcome), not exceptions: the loop
-// records every failed call with its cause.
+// LLM providers behind one interface, over the HTTP transport of agent/http
+// (the only folder that sees libcurl). Transport problems are values
+// (completion_outcome), not exceptions: the loop records every failed call
+// with its cause.
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -80,11 +81,16 @@ struct provider_config {
   // extra): timeout_s then bounds the wait for the next bytes, not the whole
   // reply, so long reasoning replies are not cut by a total timeout.
   bool stream = false;
+  // The longest one streamed attempt may run, bytes or not (keep-alive
+  // comments and endless text are no silence): a failed attempt, retried.
+  // An hour holds 64K tokens at 18 tokens/s.
+  double stream_deadline_s = 3600;
   std::string replay_db;         // kind == replay: run database to read answers from
   std::string replay_experiment; // kind == replay: experiment name in it
 };
 
-// Parses the "llm" object of a config. Throws input_error naming the path.
+// Parses the "llm" object of a config. Throws input_error naming the path
+// (base_url: http:// or https:// only).
 provider_config parse_provider_config(const nlohmann::json& j, const std::string& path = "$.llm");
 // The config as stored with the experiment: everything but secrets (the key's
 // variable name is kept, never its value).
@@ -94,9 +100,9 @@ nlohmann::json provider_config_to_json(const provider_config& c);
 // password, auth, signature). What is stored or printed passes through this.
 std::string redact_url_credentials(const std::string& url);
 
-// Ctrl-C: aborts every HTTP transfer in flight (libcurl's progress callback
-// checks the flag, so within about a second) and makes calls end at once as
-// cancelled. Async-signal-safe: one lock-free atomic store.
+// Ctrl-C: aborts every HTTP transfer in flight, the remote evaluator's too
+// (agent/http/transport.hpp: within about a second), and makes calls end at
+// once as cancelled. Async-signal-safe: one lock-free atomic store.
 void cancel_llm_calls();
 bool llm_calls_cancelled();
 void reset_llm_cancellation();  // lets calls run again (tests)

@@ -4,12 +4,22 @@
 #include <cctype>
 #include <limits>
 
+#include "agent/http/url.hpp"
 #include "agent/llm/provider.hpp"
 #include "evaluator/api/json_path.hpp"
+#include "evaluator/api/utf8.hpp"
 
 namespace ptxbench {
 
 namespace llm_detail {
+// http and https only: libcurl would read file:///etc/passwd as the model's
+// reply, and speak dict, gopher or smtp as readily.
+void check_base_url(const std::string& url, const std::string& path) {
+  if (!http::is_http_url(url))
+    throw input_error(path + ": '" + utf8_shortened(redact_url_credentials(url), 200) +
+                      "' is not an http:// or https:// address");
+}
+
 std::string default_base_url(provider_kind kind) {
   switch (kind) {
     case provider_kind::openai: return "https://api.openai.com/v1";
@@ -36,7 +46,7 @@ const std::vector<std::string> known_fields = {
     "kind",      "base_url",    "model",          "api_key_env",       "temperature",
     "top_p",     "max_tokens",  "seed",           "extra",             "timeout_s",
     "max_retries", "backoff_initial_s", "backoff_max_s", "replay_db", "replay_experiment", "think_tags",
-    "stream"};
+    "stream", "stream_deadline_s"};
 
 bool secret_name(std::string name) {
   for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -100,6 +110,7 @@ provider_config parse_provider_config(const nlohmann::json& j, const std::string
   const bool needs_model = c.kind == provider_kind::openai || c.kind == provider_kind::anthropic;
   c.model = needs_model ? r.get_string("model") : r.get_string("model", "");
   c.base_url = r.get_string("base_url", llm_detail::default_base_url(c.kind));
+  if (r.has("base_url") || !c.base_url.empty()) llm_detail::check_base_url(c.base_url, r.path() + ".base_url");
   c.api_key_env = r.get_string("api_key_env", "");
   if (r.has("temperature")) c.temperature = number_at_least(r, "temperature", 0, 0, true);
   if (r.has("top_p")) {
@@ -123,6 +134,7 @@ provider_config parse_provider_config(const nlohmann::json& j, const std::string
     if (!j.at("stream").is_boolean()) r.fail_key("stream", "must be true or false");
     c.stream = j.at("stream").get<bool>();
   }
+  c.stream_deadline_s = number_at_least(r, "stream_deadline_s", c.stream_deadline_s, 0, false);
   c.replay_db = r.get_string("replay_db", "");
   c.replay_experiment = r.get_string("replay_experiment", "");
   return c;
@@ -138,7 +150,8 @@ nlohmann::json provider_config_to_json(const provider_config& c) {
                       {"backoff_initial_s", c.backoff_initial_s},
                       {"backoff_max_s", c.backoff_max_s},
                       {"think_tags", c.think_tags},
-                      {"stream", c.stream}};
+                      {"stream", c.stream},
+                      {"stream_deadline_s", c.stream_deadline_s}};
   if (!c.base_url.empty()) j["base_url"] = redact_url_credentials(c.base_url);
   if (!c.api_key_env.empty()) j["api_key_env"] = c.api_key_env;
   if (c.temperature) j["temperature"] = *c.temperature;

@@ -1,18 +1,10 @@
 #pragma once
-// When to retry a failed LLM call and how long to wait. Internal to agent/llm.
-#include <ctime>
-#include <optional>
-#include <string_view>
-
+// When to retry a failed LLM call and how long to wait. Internal to agent/llm;
+// the transport reads Retry-After itself (agent/http/retry_after.hpp).
 namespace ptxbench::llm_detail {
 
 // 408, 429 and 5xx are transient; any other 4xx will fail the same way again.
 bool is_retryable_status(long http_status);
-
-// Reads a Retry-After value: delay seconds ("2", "0.5") or an HTTP-date
-// ("Wed, 21 Oct 2015 07:28:00 GMT", relative to `now`; a past date gives 0).
-// Returns nullopt when the value is neither.
-std::optional<double> parse_retry_after(std::string_view value, std::time_t now);
 
 // The wait before retry number `retry_index` (0 for the first retry):
 // initial * 2^retry_index capped at max_s, scaled by a jitter in [0.5, 1.0]

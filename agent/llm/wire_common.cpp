@@ -2,6 +2,7 @@
 #include <string_view>
 
 #include "evaluator/api/json_path.hpp"
+#include "evaluator/api/utf8.hpp"
 
 #include "agent/llm/wire_format.hpp"
 
@@ -10,13 +11,9 @@ namespace ptxbench::llm_detail {
 namespace {
 constexpr size_t max_quoted_body_chars = 300;
 
-std::string shorten(std::string s) {
-  if (s.size() > max_quoted_body_chars) {
-    s.resize(max_quoted_body_chars);
-    s += "...";
-  }
-  return s;
-}
+// A server's text for a cause: cut between characters, and valid UTF-8 (a
+// cause is stored as text and read back by any SQLite client).
+std::string shorten(const std::string& s) { return utf8_repaired(utf8_shortened(s, max_quoted_body_chars)); }
 
 // nlohmann's what() reads "[json.exception.parse_error.101] parse error at
 // line 1, column 5: syntax error while parsing value - ..."; the byte offset
@@ -33,33 +30,22 @@ bool parse_json_object(const std::string& body, nlohmann::json& out, std::string
     cause = "empty body";
     return false;
   }
-  try {
-    // Bounded nesting: a hostile server's reply must not recurse deep in
-    // whatever later walks or dumps it.
-    bool too_deep = false;
-    out = nlohmann::json::parse(body, [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-      if (depth > k_max_json_depth) too_deep = true;
-      return !too_deep;
-    });
-    if (too_deep) {
-      cause = "JSON nested deeper than " + std::to_string(k_max_json_depth) + " levels";
-      out = nlohmann::json();
-      return false;
-    }
-    if (out.is_object()) return true;
-    cause = "response is not a JSON object";
-    return false;
-  } catch (const nlohmann::json::parse_error& e) {
-    cause = "malformed JSON at byte " + std::to_string(e.byte) + ": " + parse_reason(e.what());
-    // A document that stops mid-way was cut short in transit (a proxy, a
-    // crashed server), which is worth saying: it is not the model's doing.
-    if (e.byte > body.size()) cause = "truncated body: " + cause;
-    return false;
-  } catch (const nlohmann::json::exception& e) {
-    // out_of_range: a number past double ("1e400") is not JSON ptxbench can read.
-    cause = "malformed JSON: " + shorten(parse_reason(e.what()));
-    return false;
+  // The bounded parser: a hostile server's reply must not recurse deep in
+  // whatever later walks or dumps it.
+  json_parse_outcome parsed = try_parse_json_bounded(body);
+  if (parsed.ok && parsed.value.is_object()) {
+    out = std::move(parsed.value);
+    return true;
   }
+  out = nlohmann::json();
+  if (parsed.ok) cause = "response is not a JSON object";
+  else if (parsed.too_deep) cause = parsed.message();
+  else if (parsed.byte == 0) cause = "malformed JSON: " + shorten(parse_reason(parsed.error));  // 1e400
+  else cause = "malformed JSON at byte " + std::to_string(parsed.byte) + ": " + parse_reason(parsed.error);
+  // A document that stops mid-way was cut short in transit (a proxy, a
+  // crashed server), which is worth saying: it is not the model's doing.
+  if (parsed.cut_short) cause = "truncated body: " + cause;
+  return false;
 }
 
 std::string error_message_of(const std::string& body) {

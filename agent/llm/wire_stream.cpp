@@ -1,9 +1,14 @@
 // Streamed replies (stream: true) of both wire formats, read from the
 // server-sent events into the same completion a plain reply gives. A stream
-// that ends before its end marker (OpenAI [DONE] or a finish reason, Anthropic
-// message_stop) was cut in transit: a retryable cause, like a truncated body.
+// that ends without its end (OpenAI: a finish reason, [DONE] or not;
+// Anthropic: message_stop) was cut in transit, and an event that is not what
+// the format says (no choices, text that is not text) is no reply: causes
+// the provider retries, like a truncated body. Each event is read with the
+// bounded JSON parser.
 #include "agent/llm/sse.hpp"
 #include "agent/llm/wire_format.hpp"
+#include "evaluator/api/json_path.hpp"
+#include "evaluator/api/utf8.hpp"
 
 namespace ptxbench::llm_detail {
 
@@ -35,19 +40,41 @@ bool read_events(const std::string& body, std::vector<sse_event>& events, std::s
 }
 
 bool event_json(const sse_event& e, size_t index, nlohmann::json& out, std::string& cause) {
-  out = nlohmann::json::parse(e.data, nullptr, false);
-  if (out.is_discarded() || !out.is_object()) {
-    cause = "event stream: event " + std::to_string(index) + " is not a JSON object";
+  json_parse_outcome parsed = try_parse_json_bounded(e.data);
+  if (!parsed.ok || !parsed.value.is_object()) {
+    cause = "event stream: event " + std::to_string(index) + " is not a JSON object" +
+            (parsed.too_deep ? " (" + parsed.message() + ")" : "");
     return false;
   }
+  out = std::move(parsed.value);
   return true;
 }
 
 std::string stream_error(const nlohmann::json& j) {
   const auto& e = j["error"];
-  if (e.is_string()) return "stream error: " + e.get<std::string>();
-  std::string message = text_of(e, "message");
-  return "stream error: " + (message.empty() ? e.dump() : message);
+  std::string message = e.is_string() ? e.get<std::string>() : text_of(e, "message");
+  if (message.empty()) message = json_text(e);  // nested at most k_max_json_depth levels
+  return "stream error: " + utf8_shortened(message, 300);
+}
+
+// Appends parent[key] to `out` when it is text; absent or null adds nothing.
+// Anything else (a number, an object) is no reply: false.
+bool append_text(const nlohmann::json& parent, const char* key, std::string& out) {
+  if (!parent.is_object()) return true;
+  const auto it = parent.find(key);
+  if (it == parent.end() || it->is_null()) return true;
+  if (!it->is_string()) return false;
+  out += it->get_ref<const std::string&>();
+  return true;
+}
+
+reply_parse failure(reply_parse out, std::string cause) {
+  out.cause = std::move(cause);
+  return out;
+}
+
+std::string not_text(size_t index, const std::string& field) {
+  return "event stream: event " + std::to_string(index) + ": " + field + " is not text";
 }
 }  // namespace
 
@@ -67,7 +94,7 @@ reply_parse openai_parse_stream(const std::string& body) {
   if (!read_events(body, events, out.cause)) return out;
   completion& r = out.result;
   bool done = false;
-  for (size_t i = 0; i < events.size() && !done; ++i) {
+  for (size_t i = 0; i < events.size(); ++i) {
     if (events[i].data == "[DONE]") {
       done = true;
       break;
@@ -78,6 +105,13 @@ reply_parse openai_parse_stream(const std::string& body) {
       out.cause = stream_error(j);
       return out;
     }
+    // Every chunk of a chat completion stream has a choices array (the last
+    // one, with the usage, an empty one).
+    const auto choices = j.find("choices");
+    if (choices == j.end() || !choices->is_array()) {
+      out.cause = "event stream: event " + std::to_string(i) + " has no choices";
+      return out;
+    }
     if (auto m = text_of(j, "model"); !m.empty()) r.model = m;
     if (const auto* usage = object_at(j, "usage")) {
       r.prompt_tokens = token_count(*usage, "prompt_tokens");
@@ -85,20 +119,21 @@ reply_parse openai_parse_stream(const std::string& body) {
       if (const auto* details = object_at(*usage, "completion_tokens_details"))
         r.reasoning_tokens = token_count(*details, "reasoning_tokens");
     }
-    auto choices = j.find("choices");
-    if (choices == j.end() || !choices->is_array()) continue;
     for (const auto& choice : *choices) {
       if (!choice.is_object() || (choice.contains("index") && choice["index"] != 0)) continue;
       if (const auto* delta = object_at(choice, "delta")) {
-        r.text += text_of(*delta, "content");
-        r.reasoning += text_of(*delta, "reasoning_content");
-        r.reasoning += text_of(*delta, "reasoning");
+        if (!append_text(*delta, "content", r.text)) return failure(std::move(out), not_text(i, "delta.content"));
+        if (!append_text(*delta, "reasoning_content", r.reasoning) || !append_text(*delta, "reasoning", r.reasoning))
+          return failure(std::move(out), not_text(i, "delta.reasoning"));
       }
       if (auto f = text_of(choice, "finish_reason"); !f.empty()) r.finish_reason = f;
     }
   }
-  if (!done && r.finish_reason.empty()) {
-    out.cause = "truncated body: event stream ended before [DONE] or a finish reason";
+  // A proxy that loses the upstream may still end the stream with its own
+  // [DONE]: only a finish reason says the model's reply is whole.
+  if (r.finish_reason.empty()) {
+    out.cause = done ? "truncated body: event stream ended with [DONE] but no finish reason"
+                     : "truncated body: event stream ended before [DONE] or a finish reason";
     return out;
   }
   out.ok = true;
@@ -131,17 +166,21 @@ reply_parse anthropic_parse_stream(const std::string& body) {
     } else if (type == "content_block_start") {
       if (const auto* block = object_at(j, "content_block")) {
         const std::string kind = text_of(*block, "type");
-        if (kind == "text") r.text += text_of(*block, "text");
+        if (kind == "text" && !append_text(*block, "text", r.text))
+          return failure(std::move(out), not_text(i, "content_block.text"));
         if (kind == "thinking") {
           if (!r.reasoning.empty()) r.reasoning += "\n\n";
-          r.reasoning += text_of(*block, "thinking");
+          if (!append_text(*block, "thinking", r.reasoning))
+            return failure(std::move(out), not_text(i, "content_block.thinking"));
         }
       }
     } else if (type == "content_block_delta") {
       if (const auto* delta = object_at(j, "delta")) {
         const std::string kind = text_of(*delta, "type");
-        if (kind == "text_delta") r.text += text_of(*delta, "text");
-        if (kind == "thinking_delta") r.reasoning += text_of(*delta, "thinking");
+        if (kind == "text_delta" && !append_text(*delta, "text", r.text))
+          return failure(std::move(out), not_text(i, "delta.text"));
+        if (kind == "thinking_delta" && !append_text(*delta, "thinking", r.reasoning))
+          return failure(std::move(out), not_text(i, "delta.thinking"));
       }
     } else if (type == "message_delta") {
       if (const auto* delta = object_at(j, "delta"))

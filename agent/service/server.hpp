@@ -1,5 +1,7 @@
 #pragma once
-// evald_service behind HTTP (cpp-httplib, seen only by server.cpp).
+// evald_service behind agent/http's server: its deadlines for slow clients,
+// its checks of a body's framing before the body is read (411, 413, 400), an
+// exclusive bind, and every answer counted in the service's metrics.
 #include <memory>
 #include <string>
 
@@ -18,7 +20,7 @@ class evald_server {
   // Binds host:port (port 0: any free port) and returns the bound port.
   // Throws input_error when the host is not loopback and the service has no
   // token (an open evaluator on the network runs anyone's code on the GPU),
-  // std::runtime_error when the address cannot be bound.
+  // or when the address cannot be bound (a port another process listens on).
   int bind(const std::string& host, int port);
   // Serves until stop(); bind() first.
   void serve();

@@ -16,9 +16,6 @@ namespace ptxbench::service {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-// Deeper JSON than this is refused before parsing: the parser recurses, and
-// no request of this API nests more than a few levels.
-constexpr int k_max_json_depth = 64;
 // A rejected request's body is logged only up to this many bytes.
 constexpr size_t k_logged_rejected_bytes = 4096;
 
@@ -29,26 +26,10 @@ http_answer error_answer(int status, const std::string& message) {
   return a;
 }
 
-// Largest nesting of [ and { outside strings, stopping early past `limit`.
-int json_depth(const std::string& text, int limit) {
-  int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') {
-      if (++depth > deepest) deepest = depth;
-      if (deepest > limit) return deepest;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
+bool valid_utf8(const std::string& s) {
+  for (size_t i = 0, n; i < s.size(); i += n)
+    if ((n = utf8_char_length(s, i)) == 0) return false;
+  return true;
 }
 
 // The token's length may leak; its content does not.
@@ -81,31 +62,24 @@ evald_service::evald_service(evaluator& eval, std::vector<task> tasks, service_o
 }
 
 http_answer evald_service::handle(const http_request& request) noexcept {
-  http_answer a;
   try {
-    a = route(request);
+    return route(request);
   } catch (const input_error& e) {
-    a = error_answer(400, e.what());
+    return error_answer(400, e.what());
   } catch (const std::exception& e) {
-    a = error_answer(500, std::string("internal error: ") + e.what());
+    return error_answer(500, std::string("internal error: ") + e.what());
   } catch (...) {
-    a = error_answer(500, "internal error");
+    return error_answer(500, "internal error");
   }
-  record_http(request.path, a.status);
-  return a;
 }
 
 std::optional<http_answer> evald_service::screen(const http_request& head) noexcept {
-  std::optional<http_answer> refused;
   try {
-    if (head.path != "/v1/health" && !authorised(head)) refused = unauthorised();
-    else if (head.length_unknown)
-      refused = error_answer(411, "a request body needs a Content-Length (chunked bodies are not read)");
+    if (head.path != "/v1/health" && !authorised(head)) return unauthorised();
   } catch (...) {
-    refused = http_answer{500, R"({"error":"internal error","status":500})"};
+    return http_answer{500, R"({"error":"internal error","status":500})"};
   }
-  if (refused) record_http(head.path, refused->status);
-  return refused;
+  return std::nullopt;
 }
 
 void evald_service::record_http(const std::string& path, int status) noexcept {
@@ -207,15 +181,14 @@ http_answer evald_service::evaluate(const http_request& request, bool batch) {
   if (request.body.size() > m_options.max_body_bytes)
     return reject(413, "body of " + std::to_string(request.body.size()) + " bytes is over the limit of " +
                            std::to_string(m_options.max_body_bytes));
-  if (json_depth(request.body, k_max_json_depth) > k_max_json_depth)
-    return reject(400, "$: JSON nested deeper than " + std::to_string(k_max_json_depth) + " levels");
-  nlohmann::json body;
-  try {
-    body = nlohmann::json::parse(request.body);
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann's message names the byte and what it expected; it quotes at most a few bytes of the body.
-    return reject(400, std::string("$: the body is not valid JSON: ") + truncated(e.what(), 200));
-  }
+  // Text that is not UTF-8 is taken with replacement characters (nlohmann
+  // refuses it), so one client's stray byte does not fail a whole batch.
+  json_parse_outcome parsed =
+      try_parse_json_bounded(valid_utf8(request.body) ? request.body : utf8_repaired(request.body));
+  if (parsed.too_deep) return reject(400, "$: " + parsed.message());
+  // nlohmann's message names the byte and what it expected; it quotes at most a few bytes of the body.
+  if (!parsed.ok) return reject(400, "$: the body is not valid JSON: " + truncated(parsed.error, 200));
+  const nlohmann::json body = std::move(parsed.value);
 
   std::vector<const nlohmann::json*> raw;
   std::vector<std::string> paths;

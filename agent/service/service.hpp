@@ -9,9 +9,10 @@
 //   GET  /v1/health          status, evaluator version, GPU, queue
 //   GET  /v1/metrics         Prometheus text
 // Errors are JSON {"error": "...", "status": N}: 400 with the JSON path of the
-// bad field, 401 without the bearer token, 404, 405, 411 for a body without
-// Content-Length, 413, 429 with Retry-After when the queue is full, 500 for the
-// service's own failures. handle() never throws.
+// bad field, 401 without the bearer token, 404, 405, 413, 429 with Retry-After
+// when the queue is full, 500 for the service's own failures. handle() never
+// throws. (The server adds 400, 408, 411, 413 and 431 for requests whose
+// framing or pace is wrong, before a body is read: agent/http/server.hpp.)
 #include <map>
 #include <memory>
 #include <optional>
@@ -19,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "agent/service/content_types.hpp"
+#include "agent/http/server.hpp"
 #include "agent/service/eval_queue.hpp"
 #include "agent/service/metrics.hpp"
 #include "agent/store/request_log.hpp"
@@ -41,15 +42,12 @@ struct http_request {
   std::string path;
   std::string authorization;  // the Authorization header, "" when absent
   std::string body;
-  // A body of no stated length (chunked, or read until the connection closes):
-  // its size is known only once it is in memory.
-  bool length_unknown = false;
 };
 
 struct http_answer {
   int status = 200;
   std::string body;
-  std::string content_type = k_json_content_type;
+  std::string content_type = http::k_json_content_type;
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
@@ -58,10 +56,12 @@ class evald_service {
   // `eval` and `log` (may be null: nothing logged) must outlive the service.
   evald_service(evaluator& eval, std::vector<task> tasks, service_options options, request_log* log);
   http_answer handle(const http_request& request) noexcept;
-  // The checks that need no body, for the server to make before it reads one:
-  // the bearer token (401), a body of unknown length (411). The refusal, or
-  // nothing when the request may go on to handle().
+  // The check that needs no body, for the server to make before it reads
+  // one: the bearer token (401). The refusal, or nothing when the request may
+  // go on to handle().
   std::optional<http_answer> screen(const http_request& head) noexcept;
+  // Counts an answer that went out (the server calls it for every one).
+  void record_http(const std::string& path, int status) noexcept;
   const service_options& options() const { return m_options; }
   service_metrics& metrics() { return m_metrics; }
 
@@ -72,7 +72,6 @@ class evald_service {
   http_answer tasks(const std::string& path) const;
   bool authorised(const http_request& request) const;
   http_answer unauthorised() const;
-  void record_http(const std::string& path, int status) noexcept;
   void log_row(const service_request_row& row);
 
   evaluator& m_eval;

@@ -3,7 +3,8 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
-#include <nlohmann/json.hpp>
+
+#include "evaluator/api/json_path.hpp"
 
 namespace ptxbench {
 namespace {
@@ -14,14 +15,17 @@ bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c
 std::string strip(const std::string& text) {
   std::string out;
   bool space = false;
+  // Characters compared one by one, not with string::compare at every byte:
+  // the manifest fingerprinted may be a megabyte of a model's text.
+  const auto at = [&](size_t i, char a, char b) { return text[i] == a && i + 1 < text.size() && text[i + 1] == b; };
   for (size_t i = 0; i < text.size(); ++i) {
-    if (text.compare(i, 2, "//") == 0) {
+    if (at(i, '/', '/')) {
       i = text.find('\n', i);
       if (i == std::string::npos) break;
       space = true;
       continue;
     }
-    if (text.compare(i, 2, "/*") == 0) {
+    if (at(i, '/', '*')) {
       size_t end = text.find("*/", i + 2);
       if (end == std::string::npos) break;
       i = end + 1;
@@ -83,8 +87,11 @@ std::string normalise_ptx(const std::string& ptx) {
 
 std::string candidate_fingerprint(const std::string& ptx, const std::string& manifest) {
   if (ptx.empty()) return "";
-  auto j = nlohmann::json::parse(manifest, nullptr, false);
-  const std::string man = j.is_discarded() ? strip(manifest) : j.dump();
+  // The manifest is the model's text, fingerprinted before the turn is stored:
+  // parsed with the bounded parser (a million levels of nesting overflowed the
+  // stack here), and taken as text when it is no JSON the evaluator would read.
+  const json_parse_outcome j = try_parse_json_bounded(manifest);
+  const std::string man = j.ok ? json_text(j.value) : strip(manifest);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx",
                 static_cast<unsigned long long>(fnv1a(man, fnv1a(normalise_ptx(ptx) + '\x1f'))));

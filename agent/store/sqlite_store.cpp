@@ -7,6 +7,7 @@
 #include "agent/store/ptx_fingerprint.hpp"
 #include "agent/store/schema.hpp"
 #include "agent/store/store_rows.hpp"
+#include "evaluator/api/utf8.hpp"
 
 namespace ptxbench {
 
@@ -223,7 +224,9 @@ void sqlite_store::record_llm_failure(const llm_failure_row& f) {
   insert.bind(2, f.round);
   insert.bind(3, f.attempt);
   insert.bind(4, f.http_status);
-  insert.bind(5, f.cause);
+  // A cause may quote a server's bytes: stored as valid UTF-8, or Python's
+  // sqlite3 (and every reader decoding text) cannot read the row.
+  insert.bind(5, utf8_repaired(f.cause));
   insert.bind(6, f.elapsed_ms);
   insert.bind(7, f.final);
   insert.bind(8, or_now(f.created_at));

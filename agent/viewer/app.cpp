@@ -5,7 +5,7 @@
 
 #include "agent/data/metrics.hpp"
 #include "agent/data/report.hpp"
-#include "agent/service/content_types.hpp"
+#include "agent/http/server.hpp"
 #include "agent/viewer/api.hpp"
 #include "agent/viewer/assets.hpp"
 #include "agent/viewer/pages.hpp"
@@ -43,7 +43,7 @@ int64_t parse_id(const std::string& text) {
 
 http_response html(std::string body) { return {200, "text/html; charset=utf-8", std::move(body)}; }
 http_response json_response(const nlohmann::json& j) {
-  return {200, k_json_content_type, json_text(j)};
+  return {200, http::k_json_content_type, json_text(j)};
 }
 
 experiment_row need_experiment(run_store& store, int64_t id) {
@@ -79,7 +79,7 @@ http_response viewer_app::get(const std::string& path) {
   auto failure = [&](int status, const std::string& message) -> http_response {
     // The message may quote a decoded path holding invalid UTF-8 (%ff).
     if (api)
-      return {status, k_json_content_type,
+      return {status, http::k_json_content_type,
               json_text(nlohmann::json{{"error", message}})};
     return {status, "text/html; charset=utf-8", error_page(status, message)};
   };

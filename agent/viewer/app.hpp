@@ -1,6 +1,6 @@
 #pragma once
 // The viewer's routes over a run database, without HTTP: a path in, a status,
-// content type and body out. server.hpp puts this behind cpp-httplib.
+// content type and body out. server.hpp puts this behind agent/http's server.
 //
 //   /                               experiments
 //   /experiments/<id>               trajectories of an experiment, with stage badges

@@ -1,8 +1,8 @@
 #pragma once
-// The viewer behind HTTP (cpp-httplib, seen only by server.cpp). Read-only:
-// only GET is routed. Every response carries a Content-Security-Policy that
-// allows scripts from /assets only, so even a string that escaped escaping
-// could not run.
+// The viewer behind agent/http's server (deadlines for slow clients, an
+// exclusive bind). Read-only: GET and HEAD, any other method is 405. Every
+// response carries a Content-Security-Policy that allows scripts from /assets
+// only, so even a string that escaped escaping could not run.
 #include <memory>
 #include <string>
 
@@ -19,7 +19,8 @@ class viewer_server {
   viewer_server& operator=(const viewer_server&) = delete;
 
   // Binds host:port (port 0: any free port) and returns the bound port.
-  // Throws std::runtime_error when the address cannot be bound.
+  // Throws input_error when the address cannot be bound (a port another
+  // process listens on, an address not this machine's).
   int bind(const std::string& host, int port);
   // Serves requests until stop() is called; bind() first.
   void serve();

@@ -17,23 +17,45 @@ const char* type_name(const nlohmann::json& j) {
   if (j.is_array()) return "array";
   return "object";
 }
+struct too_deep_error {};
 }  // namespace
 
-nlohmann::json parse_json_bounded(const std::string& text, const std::string& what) {
-  // The callback sees every value with its depth; stopping the parse early by
-  // an exception keeps the partial tree small.
-  auto bound = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-    if (depth > k_max_json_depth) {
-      throw input_error(what + ": JSON nested deeper than " + std::to_string(k_max_json_depth) + " levels");
-    }
+std::string json_parse_outcome::message() const {
+  if (ok) return "";
+  if (too_deep) return "JSON nested deeper than " + std::to_string(k_max_json_depth) + " levels";
+  return "invalid JSON: " + error;
+}
+
+json_parse_outcome try_parse_json_bounded(const std::string& text) {
+  json_parse_outcome out;
+  // The callback sees every value with its depth; stopping the parse at the
+  // first value past the bound keeps the partial tree small.
+  auto bound = [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > k_max_json_depth) throw too_deep_error{};
     return true;
   };
   try {
-    return nlohmann::json::parse(text, bound);
+    out.value = nlohmann::json::parse(text, bound);
+    out.ok = true;
+  } catch (const too_deep_error&) {
+    out.too_deep = true;
+  } catch (const nlohmann::json::parse_error& e) {
+    out.byte = e.byte;
+    out.error = utf8_repaired(utf8_shortened(e.what(), 400));  // it quotes the text's last token
+    out.cut_short = e.byte > text.size();
   } catch (const nlohmann::json::exception& e) {
-    // parse_error, and out_of_range for a number past double ("1e400"), found by fuzz_manifest.
-    throw input_error(what + ": invalid JSON: " + e.what());
+    // out_of_range for a number past double ("1e400"), found by fuzz_manifest.
+    out.error = utf8_repaired(utf8_shortened(e.what(), 400));
   }
+  if (!out.ok) out.value = nullptr;
+  return out;
+}
+
+nlohmann::json parse_json_bounded(const std::string& text, const std::string& what) {
+  json_parse_outcome r = try_parse_json_bounded(text);
+  if (r.ok) return std::move(r.value);
+  if (r.too_deep) throw input_error(what + ": " + r.message());
+  throw input_error(what + ": " + r.message());
 }
 
 void json_reader::fail(const std::string& message) const {

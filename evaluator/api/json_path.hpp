@@ -26,6 +26,23 @@ inline std::string json_text(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// The one parser of JSON text that a model, a server or a client wrote (and
+// of the user's files): nesting past k_max_json_depth stops the parse at that
+// level, so a document of a million levels costs microseconds and nothing
+// downstream recurses past the bound. Never throws for bad text.
+struct json_parse_outcome {
+  nlohmann::json value;    // the document when ok, else null
+  bool ok = false;
+  bool too_deep = false;   // nested deeper than k_max_json_depth
+  bool cut_short = false;  // the text ended inside the document (a body cut in transit)
+  size_t byte = 0;         // where the text stopped being JSON (nlohmann's count), when not ok
+  std::string error;       // nlohmann's message when not ok and not too deep: "[json.exception.parse_error.101]
+                           // parse error at line 1, column 5: syntax error while parsing value - ..."
+  // "JSON nested deeper than 64 levels" or "invalid JSON: <error>"; "" when ok.
+  std::string message() const;
+};
+json_parse_outcome try_parse_json_bounded(const std::string& text);
+
 // Parses `text`; throws input_error "<what>: invalid JSON: ..." or
 // "<what>: JSON nested deeper than 64 levels".
 nlohmann::json parse_json_bounded(const std::string& text, const std::string& what);

@@ -89,3 +89,41 @@ for script in sorted((root / "configs").rglob("script.json")):
                 if "manifest" in reply:
                     text += "\n```json\n" + (script.parent / reply["manifest"]).read_text() + "```\n"
                 put("fuzz_reply", f"script_{task}_{s}_{r}", text)
+
+# Nesting as deep as the inputs allow (1 MiB, the size the long runs use):
+# every parser of model or network text stops at 64 levels.
+deep = "[" * (1 << 19) + "]" * (1 << 19)
+put("fuzz_wire", "deep_error", '{"error": ' + deep[: (1 << 20) - 12] + "}")
+put("fuzz_wire", "deep_choices", '{"choices": ' + "[" * 100000 + "]" * 100000 + "}")
+
+# Streamed replies of both formats (fuzz_sse: the first byte picks where the
+# bytes are split in two), cut short, with [DONE] but no finish reason, and
+# with an error event nested a million levels deep.
+def sse(events):
+    return "".join("data: " + (e if isinstance(e, str) else json.dumps(e)) + "\n\n" for e in events)
+
+openai_stream = [
+    {"model": "m", "choices": [{"index": 0, "delta": {"role": "assistant"}}]},
+    {"choices": [{"index": 0, "delta": {"reasoning_content": "tile"}}]},
+    {"choices": [{"index": 0, "delta": {"content": "```ptx\n.version 8.5\n```"}, "finish_reason": "stop"}]},
+    {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 4}},
+    "[DONE]"]
+put("fuzz_sse", "openai", "\x40" + ": keep-alive\n\n" + sse(openai_stream))
+put("fuzz_sse", "openai_done_unfinished", "\x10" + sse(openai_stream[:2] + ["[DONE]"]))
+put("fuzz_sse", "openai_not_text", "\x00" + sse([{"choices": [{"delta": {"content": 12345}, "finish_reason": "stop"}]}]))
+anthropic_stream = "".join("event: %s\ndata: %s\n\n" % (t, json.dumps(d)) for t, d in [
+    ("message_start", {"type": "message_start", "message": {"model": "c", "usage": {"input_tokens": 1}}}),
+    ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+    ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x"}}),
+    ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}),
+    ("message_stop", {"type": "message_stop"})])
+put("fuzz_sse", "anthropic", "\x80" + anthropic_stream)
+put("fuzz_sse", "deep_error", "\x01" + "event: error\ndata: {\"type\": \"error\", \"error\": " +
+    deep[: (1 << 20) - 64] + "}\n\n")
+
+# The fingerprint: PTX and a manifest (the first byte splits them).
+for f in manifests[:8]:
+    ptx = f.parent / "kernel.ptx"
+    body = (ptx.read_text() if ptx.exists() else ".entry k()\n{\n ret;\n}\n") + f.read_text()
+    put("fuzz_fingerprint", f.parent.name, "\x80" + body)
+put("fuzz_fingerprint", "deep_manifest", "\x01" + ".entry k() { ret; }\n" + deep[: (1 << 20) - 32])

@@ -23,7 +23,8 @@ TEST_CASE("config: a full openai section round-trips through JSON") {
             {"backoff_initial_s", 2.0},
             {"backoff_max_s", 30.0},
             {"think_tags", {"think"}},
-            {"stream", false}};
+            {"stream", false},
+            {"stream_deadline_s", 1800.0}};
   provider_config c = parse_provider_config(j);
   CHECK(c.kind == provider_kind::openai);
   CHECK(c.model == "Qwen/Qwen3-32B");
@@ -118,4 +119,25 @@ TEST_CASE("config: think_tags and stream are read and checked") {
   j.erase("think_tags");
   j["stream"] = "yes";
   CHECK_THROWS_WITH_AS(parse_provider_config(j), doctest::Contains("$.llm.stream"), input_error);
+}
+
+// `"base_url": "file:///etc/passwd"` made libcurl read a local file as the
+// model's reply; gopher://, dict://, smtp:// and the rest are no LLM either.
+TEST_CASE("config: base_url takes http and https only - the provider refuses any other scheme") {
+  json j = {{"kind", "openai"}, {"model", "m"}};
+  for (const char* url : {"file:///etc/passwd", "gopher://h/", "dict://h:11211/", "ftp://h/v1", "h:8000/v1", "",
+                          "//h/v1", "FILE:///etc/hostname"}) {
+    CAPTURE(url);
+    j["base_url"] = url;
+    CHECK_THROWS_WITH_AS(parse_provider_config(j), doctest::Contains("$.llm.base_url"), input_error);
+  }
+  for (const char* url : {"http://127.0.0.1:8000/v1", "https://api.openai.com/v1", "HTTPS://h/v1"}) {
+    CAPTURE(url);
+    j["base_url"] = url;
+    CHECK(parse_provider_config(j).base_url == url);
+  }
+  provider_config c;
+  c.model = "m";
+  c.base_url = "file:///etc/hostname";
+  CHECK_THROWS_WITH_AS(make_http_provider(c), doctest::Contains("base_url"), input_error);
 }

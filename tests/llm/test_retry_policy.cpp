@@ -1,25 +1,26 @@
 // Retry-After parsing and the backoff schedule.
 #include <doctest/doctest.h>
 
+#include "agent/http/retry_after.hpp"
 #include "agent/llm/retry_policy.hpp"
 
 using namespace ptxbench::llm_detail;
 
 TEST_CASE("retry policy: Retry-After as delay seconds") {
-  CHECK(parse_retry_after("2", 0) == 2.0);
-  CHECK(parse_retry_after(" 0.5 \r\n", 0) == 0.5);
-  CHECK_FALSE(parse_retry_after("", 0).has_value());
-  CHECK_FALSE(parse_retry_after("soon", 0).has_value());
-  CHECK_FALSE(parse_retry_after("3s", 0).has_value());
+  CHECK(ptxbench::http::parse_retry_after("2", 0) == 2.0);
+  CHECK(ptxbench::http::parse_retry_after(" 0.5 \r\n", 0) == 0.5);
+  CHECK_FALSE(ptxbench::http::parse_retry_after("", 0).has_value());
+  CHECK_FALSE(ptxbench::http::parse_retry_after("soon", 0).has_value());
+  CHECK_FALSE(ptxbench::http::parse_retry_after("3s", 0).has_value());
 }
 
 TEST_CASE("retry policy: Retry-After as an HTTP-date is relative to now") {
   // Wed, 21 Oct 2015 07:28:00 GMT is 1445412480 seconds after the epoch.
   const std::time_t date = 1445412480;
-  auto later = parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", date - 7);
+  auto later = ptxbench::http::parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", date - 7);
   REQUIRE(later.has_value());
   CHECK(*later == doctest::Approx(7.0));
-  CHECK(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", date + 100) == 0.0);
+  CHECK(ptxbench::http::parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", date + 100) == 0.0);
 }
 
 TEST_CASE("retry policy: backoff doubles - is capped - and jitter stays within [half - full]") {

@@ -8,6 +8,7 @@
 
 #include "agent/llm/sse.hpp"
 #include "agent/llm/wire_format.hpp"
+#include "evaluator/api/json_path.hpp"
 #include "llm_test_support.hpp"
 
 using namespace ptxbench;
@@ -240,4 +241,41 @@ TEST_CASE("cancellation: an HTTP call in flight ends within 2 s - not retried - 
   CHECK(s < 2.0);
   CHECK(again.cancelled);
   CHECK(server.request_count() == 1);
+}
+
+// Keep-alive comments (or endless content) every few hundred ms kept the idle
+// timeout from firing: one attempt could last as long as the server liked.
+TEST_CASE("a stream that never ends is cut at stream_deadline_s - a failed attempt - retried") {
+  std::atomic<bool> done{false};
+  fake_llm_server server([&](int i, const httplib::Request&, httplib::Response& res) {
+    if (i > 0) return reply_stream(res, openai_events());
+    res.set_chunked_content_provider("text/event-stream", [&](size_t, httplib::DataSink& sink) {
+      const std::string first = data({{"choices", {{{"index", 0}, {"delta", {{"content", "```ptx"}}}}}}});
+      if (!sink.write(first.data(), first.size())) return false;
+      while (!done) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (!sink.write(": keep-alive\n\n", 14)) return false;  // the client gave up
+      }
+      return false;
+    });
+  });
+  nlohmann::json j = {{"kind", "openai"}, {"model", "m"}, {"base_url", server.base_url()}, {"stream", true},
+                      {"timeout_s", 1}, {"stream_deadline_s", 1.5}, {"max_retries", 1},
+                      {"backoff_initial_s", 0.01}, {"backoff_max_s", 0.01}};
+  provider_config c = parse_provider_config(j);
+  const auto start = std::chrono::steady_clock::now();
+  auto out = make_http_provider(c)->complete(gemm_request());
+  const double s = seconds_since(start);
+  done = true;
+  REQUIRE(out.ok);
+  REQUIRE(out.failures.size() == 1);
+  CHECK_MESSAGE(out.failures[0].cause.find("stream_deadline_s") != std::string::npos, out.failures[0].cause);
+  CHECK(out.failures[0].elapsed_ms >= 1400);
+  CHECK(s < 5);
+  CHECK(out.result.text == "```ptx\n.version 8.5\n```");
+  // The default bounds an attempt too; it is stored with the config.
+  CHECK(provider_config_to_json(parse_provider_config({{"kind", "openai"}, {"model", "m"}})).at("stream_deadline_s") ==
+        3600);
+  CHECK(provider_config_to_json(c).at("stream_deadline_s") == 1.5);
+  CHECK_THROWS_AS(parse_provider_config({{"kind", "openai"}, {"model", "m"}, {"stream_deadline_s", 0}}), input_error);
 }

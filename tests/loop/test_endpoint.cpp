@@ -6,6 +6,7 @@
 
 #include "agent/endpoint/embedded_endpoint.hpp"
 #include "evaluator/api/json_path.hpp"
+#include "slow_clients.hpp"
 
 using namespace ptxbench;
 using nlohmann::json;
@@ -74,4 +75,36 @@ TEST_CASE("scripts load replies from files and report bad fields by path") {
   CHECK_THROWS_WITH_AS(load_endpoint_script(dir / "bad.json"), doctest::Contains("$.tasks.t[0][0].txt: unknown field"),
                        input_error);
   std::filesystem::remove_all(dir);
+}
+
+// The endpoint kept httplib's defaults: 64 threads and no deadline for a
+// request, so 80 clients sending a byte a second took it down.
+TEST_CASE("the endpoint keeps answering while 80 slow clients send a byte a second") {
+  endpoint_script s;
+  s.tasks["t1"] = {{{"r"}}};
+  embedded_endpoint ep(s);
+  test::slow_clients slow(ep.port(), 80, std::chrono::milliseconds(1000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  httplib::Client c("127.0.0.1", ep.port());
+  c.set_connection_timeout(3, 0);
+  c.set_read_timeout(3, 0);
+  auto start = std::chrono::steady_clock::now();
+  auto r = ask(c, json::array({{{"role", "user"}, {"content", "Task id: t1"}}}));
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 2.5);
+  CHECK(text(r) == "r");
+}
+
+TEST_CASE("the endpoint refuses a taken port - and a request nested 1000000 levels deep") {
+  endpoint_script s;
+  s.tasks["t1"] = {{{"r"}}};
+  embedded_endpoint ep(s);
+  CHECK_THROWS_WITH_AS(embedded_endpoint(s, ep.port()), doctest::Contains("in use"), input_error);
+  httplib::Client c("127.0.0.1", ep.port());
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  auto res = c.Post("/v1/chat/completions",
+                    R"({"model": "m", "messages": [{"role": "user", "content": "Task id: t1"}], "x": )" + deep + "}",
+                    "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 400);
+  CHECK(json::parse(res->body)["error"]["message"].get<std::string>().find("nested deeper") != std::string::npos);
 }

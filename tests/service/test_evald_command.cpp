@@ -1,7 +1,11 @@
 // `ptxbench evald`'s options, through the executable: refused values exit at
 // once with the reason, before anything listens.
 #include <doctest/doctest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <string>
@@ -50,4 +54,28 @@ TEST_CASE("evald refuses a host name that only starts like a loopback address wi
   CHECK(r.exit_code != 0);
   CHECK(r.exit_code != 124);
   CHECK(r.output.find("needs a bearer token") != std::string::npos);
+}
+
+// A listener as another cpp-httplib server makes it (SO_REUSEPORT set): evald
+// used to listen beside it silently and take half of its connections.
+TEST_CASE("evald on a port another server listens on exits 2 naming the port") {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  int yes = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &yes, sizeof yes);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(fd, 16) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  const int port = ntohs(addr.sin_port);
+  const command_result r =
+      run_evald("--gpu off --tasks-dir " + std::string(PTXBENCH_SOURCE_DIR) + "/tasks --port " + std::to_string(port));
+  ::close(fd);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("127.0.0.1:" + std::to_string(port)) != std::string::npos);
+  CHECK(r.output.find("in use") != std::string::npos);
 }

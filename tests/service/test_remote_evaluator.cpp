@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "agent/llm/provider.hpp"
-#include "agent/llm/remote_evaluator.hpp"
+#include "agent/http/remote_evaluator.hpp"
 #include "evaluator/api/json_path.hpp"
 #include "service_fixture.hpp"
 
@@ -159,6 +159,11 @@ TEST_CASE("remote evaluator: an answer that is no result of this evaluator for t
       {"the answer to another request", [](const httplib::Request& req, httplib::Response& res, int) {
          good_answer(req, res);
          res.set_header("X-Request-Id", "someone-else");
+       }},
+      {"a result nested a million levels deep", [](const httplib::Request& req, httplib::Response& res, int) {
+         good_answer(req, res);
+         const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+         res.set_content(res.body.substr(0, res.body.size() - 1) + ",\"notes\":" + deep + "}", "application/json");
        }}};
   for (const auto& [what, answer] : liars) {
     CAPTURE(what);

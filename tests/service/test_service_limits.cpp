@@ -12,6 +12,7 @@
 
 #include "evaluator/api/json_path.hpp"
 #include "service_fixture.hpp"
+#include "slow_clients.hpp"
 
 using namespace ptxbench;
 using namespace ptxbench::testing;
@@ -249,4 +250,91 @@ TEST_CASE("only loopback addresses and localhost count as loopback") {
   service::evald_service open_service(eval, {}, {}, nullptr);
   service::evald_server open_server(open_service);
   CHECK_THROWS_AS(open_server.bind("127.0.0.1.example.invalid", 0), input_error);
+}
+
+// 140 clients sending a byte a second held every handler thread (128 at the
+// default queue): health and evaluations waited for as long as they kept on.
+TEST_CASE("evald keeps answering while 140 slow clients send a byte a second") {
+  gated_evaluator eval;
+  eval.release();
+  running_service svc(eval, {});
+  test::slow_clients slow(svc.port(), 140, std::chrono::milliseconds(1000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the server has taken them all
+  httplib::Client client("127.0.0.1", svc.port());
+  client.set_connection_timeout(3, 0);
+  client.set_read_timeout(3, 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto health = client.Get("/v1/health");
+  auto evaluated = client.Post("/v1/evaluate", item("ok").dump(), "application/json");
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  REQUIRE(health);
+  CHECK(health->status == 200);
+  REQUIRE(evaluated);
+  CHECK(evaluated->status == 200);
+  CHECK(s < 2.5);
+}
+
+// httplib read "-5" as 2^64 - 5, past the body limit, and tried to skip that
+// many bytes: 413 after its 10 s read timeout.
+TEST_CASE("evald answers a Content-Length that is no length with 400 at once") {
+  gated_evaluator eval;
+  eval.release();
+  running_service svc(eval, {});
+  for (const char* length : {"-5", "5x", "+5", "0x10", "5 5"}) {
+    CAPTURE(length);
+    const auto start = std::chrono::steady_clock::now();
+    auto r = exchange(svc.port(),
+                      std::string("POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Length: ") + length + "\r\n\r\n", "");
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(r.answer.rfind("HTTP/1.1 400", 0) == 0);
+    CHECK(r.answer.find("Content-Length") != std::string::npos);
+    CHECK(s < 2);
+  }
+  // An empty value is no Content-Length at all (httplib drops it): 411, at once too.
+  auto empty = exchange(svc.port(), "POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Length: \r\n\r\n", "");
+  CHECK(empty.answer.rfind("HTTP/1.1 411", 0) == 0);
+  auto twice = exchange(svc.port(), "POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", "");
+  CHECK(twice.answer.rfind("HTTP/1.1 400", 0) == 0);
+  // Past the limit: 413 at once, the body never read.
+  service::service_options o;
+  o.max_body_bytes = 1000;
+  running_service small(eval, o);
+  const auto start = std::chrono::steady_clock::now();
+  auto big = exchange(small.port(), "POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n", "");
+  CHECK(big.answer.rfind("HTTP/1.1 413", 0) == 0);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 2);
+}
+
+// The docs promise that text which is not UTF-8 is answered with replacement
+// characters; raw invalid bytes in the body got 400 (nlohmann refuses them).
+TEST_CASE("evald takes a body with raw invalid UTF-8 - the bytes become replacement characters") {
+  gated_evaluator eval;
+  eval.release();
+  running_service svc(eval, {});
+  httplib::Client client("127.0.0.1", svc.port());
+  client.set_read_timeout(300, 0);
+  const std::string body = std::string(R"({"task": "gemm_bf16_mma_sync", "ptx": "k)") + "\xff\xc3(" +
+                           R"(", "manifest": "{}"})";
+  auto r = client.Post("/v1/evaluate", body, "application/json");
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(json::parse(r->body).at("headline") == "task gemm_bf16_mma_sync ptx k\xEF\xBF\xBD\xEF\xBF\xBD(");
+  const std::string bad_task = std::string(R"({"task": "no)") + "\xfe" + R"(", "reply": "x"})";
+  auto unknown = client.Post("/v1/evaluate", bad_task, "application/json");
+  REQUIRE(unknown);
+  CHECK(unknown->status == 400);
+  CHECK(json::parse(unknown->body).at("error").get<std::string>().find("unknown task 'no\xEF\xBF\xBD'") !=
+        std::string::npos);
+}
+
+// cpp-httplib sets SO_REUSEPORT: a second evald on a taken port listened
+// beside the first, and the kernel split the connections between them.
+TEST_CASE("evald refuses a port another server listens on - with the port in the message") {
+  gated_evaluator eval;
+  running_service first(eval, {});
+  service::evald_service other_service(eval, {}, {}, nullptr);
+  service::evald_server other(other_service);
+  const std::string port = std::to_string(first.port());
+  CHECK_THROWS_WITH_AS(other.bind("127.0.0.1", first.port()), doctest::Contains(port.c_str()), input_error);
+  CHECK_THROWS_WITH_AS(other.bind("127.0.0.1", first.port()), doctest::Contains("in use"), input_error);
 }

@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "evaluator/api/utf8.hpp"
 #include "tests/store/store_test_util.hpp"
 
 using namespace ptxbench;
@@ -267,4 +268,21 @@ TEST_CASE("every text column holds valid UTF-8 - bytes a server or a model sent 
     ++cells;
   }
   CHECK(cells > 20);
+}
+
+// A cause quoting a proxy's raw bytes was stored as they came, and Python's
+// sqlite3 raised on reading the row (every export and notebook with it).
+TEST_CASE("an LLM failure's cause is stored as valid UTF-8 - bad bytes as replacement characters") {
+  temp_folder dir;
+  auto store = run_store::open(dir / "run.db");
+  const one_turn a = write_one_turn(*store, "a");
+  llm_failure_row f;
+  f.trajectory_id = a.trajectory;
+  f.http_status = 502;
+  f.cause = "HTTP 502: caf\xc3\xa9 \xff\xfe gateway \xc3";
+  store->record_llm_failure(f);
+  const auto failures = store->llm_failures(a.experiment);
+  REQUIRE(failures.size() == 1);
+  CHECK(failures[0].cause == "HTTP 502: caf\xc3\xa9 \xEF\xBF\xBD\xEF\xBF\xBD gateway \xEF\xBF\xBD");
+  CHECK(failures[0].cause == ptxbench::utf8_repaired(failures[0].cause));
 }

@@ -2,6 +2,7 @@
 // duplicate_of flag the store writes.
 #include <doctest/doctest.h>
 
+#include "agent/store/merge.hpp"
 #include "agent/store/ptx_fingerprint.hpp"
 #include "store_test_util.hpp"
 
@@ -79,6 +80,38 @@ TEST_CASE("the store flags a near-duplicate of an earlier candidate of the same 
   CHECK_FALSE(other_task.duplicate_of);  // duplicates are per task
   CHECK(empty.normalised_hash.empty());
   CHECK_FALSE(empty.duplicate_of);
+}
+
+
+// A model's manifest is hostile: 1,000,000 levels of nesting (1 MB) once
+// overflowed the stack in the fingerprint's parse and dump, before the turn
+// was stored, so `run`, every `--resume`, `merge` and `replay` crashed on it.
+TEST_CASE("a manifest nested 1000000 levels deep is fingerprinted as text - stored and merged") {
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  const std::string fp = candidate_fingerprint(k_ptx, deep);
+  CHECK(fp.size() == 16);
+  CHECK(fp == candidate_fingerprint(k_ptx, " " + deep + "\n"));  // as text: whitespace runs collapsed
+  CHECK(fp != candidate_fingerprint(k_ptx, "[]"));
+  CHECK(candidate_fingerprint(k_ptx, "{\"a\": " + std::string(100000, '{')).size() == 16);
+
+  store_test::temp_folder dir;
+  {
+    auto store = run_store::open(dir / "shard.db");
+    const int64_t exp = store->create_experiment(store_test::sample_experiment("deep"));
+    turn_row t;
+    t.trajectory_id = store->ensure_trajectory(exp, "t1", "gemm", 0);
+    t.round = 0;
+    t.reply = "```json\n" + deep + "\n```";
+    candidate_row c;
+    c.ptx = k_ptx;
+    c.manifest = deep;
+    store->record_turn(t, c);
+    CHECK(store->turns(t.trajectory_id).at(0).candidate->normalised_hash == fp);
+  }
+  auto merged = run_store::open(dir / "all.db");
+  merge_run_databases({dir / "shard.db"}, *merged);
+  CHECK(store_test::sql_count(dir / "all.db", "SELECT count(*) FROM candidates") == 1);
+  CHECK(store_test::sql_text(dir / "all.db", "SELECT normalised_hash FROM candidates") == fp);
 }
 
 }  // namespace

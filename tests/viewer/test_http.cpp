@@ -6,7 +6,9 @@
 #include <thread>
 #include <vector>
 
+#include "evaluator/api/json_path.hpp"
 #include "idle_sockets.hpp"
+#include "slow_clients.hpp"
 #include "served_db.hpp"
 
 using namespace ptxbench;
@@ -104,4 +106,30 @@ TEST_CASE("viewer pages never come back in brotli - gzip when offered") {
   auto page = plain.Get(traj.c_str(), {{"Accept-Encoding", "gzip, deflate, br, zstd"}});
   REQUIRE(page);
   CHECK(page->body == br_only->body);
+}
+
+// 80 clients sending a byte a second held all 64 of the viewer's threads
+// (its 2 s read timeout never fired): every page waited for as long as they kept on.
+TEST_CASE("viewer keeps answering while 80 slow clients send a byte a second") {
+  testing::served_db served("viewer-http-slow");
+  test::slow_clients slow(served.port(), 80, std::chrono::milliseconds(1000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the server has taken them all
+  httplib::Client client("127.0.0.1", served.port());
+  client.set_connection_timeout(3, 0);
+  client.set_read_timeout(3, 0);
+  auto start = std::chrono::steady_clock::now();
+  auto r = client.Get("/api/experiments");
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(s < 2.5);
+}
+
+// cpp-httplib sets SO_REUSEPORT: a second `serve` on a taken port listened
+// beside the first, and browsers got pages from either database at random.
+TEST_CASE("viewer refuses a port another server listens on") {
+  testing::served_db served("viewer-http-port");
+  auto other_db = testing::make_fixture_db("viewer-http-port-2", "m1", "x");
+  viewer::viewer_server other(*other_db.store);
+  CHECK_THROWS_WITH_AS(other.bind("127.0.0.1", served.port()), doctest::Contains("in use"), input_error);
 }

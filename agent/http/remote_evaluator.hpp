@@ -9,7 +9,8 @@
 // "this request is wrong", an answer that is not a well-formed result of this
 // evaluator version for this request) is down for a back-off (1 s doubling to
 // 30 s) and the attempt goes to another; a 429 keeps it out for its
-// Retry-After (at least 0.5 s). Every wait is cut short by cancel_llm_calls().
+// Retry-After (at least 0.5 s). Every wait is cut short by cancel_transfers()
+// (transport.hpp; Ctrl-C in `run` calls it through cancel_llm_calls()).
 //
 // Outcomes: a result; std::runtime_error when the services answered and could
 // not judge this request (400/413/422, or every attempt's answer was an error):
@@ -22,7 +23,7 @@
 // their form (every stage, this evaluator version, no GPU stage run when none
 // was asked for, the answer echoing this request's X-Request-Id) but cannot
 // tell a service that lies; run only services you control (docs/scale.md).
-// It lives here because agent/llm is the only folder that sees libcurl.
+// Every answer is read with the bounded JSON parser (evaluator/api/json_path.hpp).
 #include <memory>
 #include <string>
 #include <vector>

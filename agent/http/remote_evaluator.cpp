@@ -1,4 +1,4 @@
-#include "agent/llm/remote_evaluator.hpp"
+#include "agent/http/remote_evaluator.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -10,16 +10,17 @@
 #include <stdexcept>
 #include <thread>
 
-#include "agent/llm/http_transport.hpp"
-#include "agent/llm/provider.hpp"
+#include "agent/http/transport.hpp"
+#include "agent/http/url.hpp"
 #include "evaluator/api/json_path.hpp"
+#include "evaluator/api/utf8.hpp"
 
 namespace ptxbench {
 namespace {
 
-using llm_detail::http_response;
-using llm_detail::http_session;
-using llm_detail::transport_status;
+using http::http_response;
+using http::http_session;
+using http::transport_status;
 using steady = std::chrono::steady_clock;
 
 constexpr double k_health_timeout_s = 10;
@@ -43,10 +44,10 @@ nlohmann::json item_json(const evaluation_request& r) {
 }
 
 std::string error_message(const http_response& r) {
-  auto j = nlohmann::json::parse(r.body, nullptr, false);
-  if (j.is_object() && j.contains("error") && j["error"].is_string())
-    return j["error"].get<std::string>().substr(0, 300);
-  return r.body.substr(0, 300);
+  const json_parse_outcome j = try_parse_json_bounded(r.body);
+  if (j.ok && j.value.is_object() && j.value.contains("error") && j.value["error"].is_string())
+    return utf8_shortened(j.value["error"].get<std::string>(), 300);
+  return utf8_shortened(r.body, 300);
 }
 
 bool is_gpu_stage(stage s) { return s == stage::runtime || s == stage::correctness || s == stage::performance; }
@@ -100,7 +101,7 @@ class remote_evaluator final : public evaluator {
   explicit remote_evaluator(const remote_evaluator_options& o) : m_options(o) {
     if (o.urls.empty()) throw input_error("evaluator.url: give at least one evald address");
     for (const auto& u : o.urls)
-      if (u.rfind("http://", 0) != 0 && u.rfind("https://", 0) != 0)
+      if (!http::is_http_url(u))
         throw input_error("evaluator.url: '" + u + "' is not an http:// or https:// address");
     for (std::string u : o.urls) {
       while (!u.empty() && u.back() == '/') u.pop_back();
@@ -123,7 +124,7 @@ class remote_evaluator final : public evaluator {
     int answered_failures = 0, lost_failures = 0;
     const uint64_t successes_before = m_successes.load();
     for (;;) {
-      if (llm_calls_cancelled()) throw stopping();
+      if (http::transfers_cancelled()) throw stopping();
       const double spent_s = seconds_since(start);
       double wait_s = 0;
       const std::optional<size_t> which = pick(wait_s);
@@ -139,7 +140,7 @@ class remote_evaluator final : public evaluator {
       http_response r;
       {
         http_session session;
-        r = session.post(url + "/v1/evaluate", headers(id), body, m_options.timeout_s);
+        r = session.post(url + "/v1/evaluate", headers(id), body, {m_options.timeout_s, false, 0});
       }
       release(*which);
       if (r.status == transport_status::cancelled) throw stopping();
@@ -149,8 +150,9 @@ class remote_evaluator final : public evaluator {
         failure = r.transport_error;
         answered = r.status == transport_status::too_large;  // an answer, and no result
       } else if (r.http_status == 200) {
-        auto j = nlohmann::json::parse(r.body, nullptr, false);
-        failure = j.is_discarded() ? "the answer is not JSON" : invalid_result(j, request, m_version);
+        const json_parse_outcome parsed = try_parse_json_bounded(r.body);
+        const nlohmann::json& j = parsed.value;
+        failure = parsed.ok ? invalid_result(j, request, m_version) : "the answer is not JSON: " + parsed.message();
         if (failure.empty() && !r.request_id.empty() && r.request_id != id)
           failure = "the answer is for another request (X-Request-Id " + r.request_id + ", sent " + id + ")";
         if (failure.empty()) {
@@ -215,7 +217,7 @@ class remote_evaluator final : public evaluator {
         failed(i);  // tried again after its back-off
         continue;
       }
-      auto j = nlohmann::json::parse(answers[i], nullptr, false);
+      const nlohmann::json j = try_parse_json_bounded(answers[i]).value;
       if (!j.is_object() || !j.contains("evaluator_version") || !j["evaluator_version"].is_string())
         throw input_error("evaluator.url: " + u + "/v1/health is not an evald health answer");
       const std::string v = j["evaluator_version"].get<std::string>();
@@ -295,14 +297,14 @@ class remote_evaluator final : public evaluator {
     m_services[i].down_until = std::max(m_services[i].down_until, seconds_from_now(wait_s));
   }
 
-  // Sleeps in short slices; false when cancel_llm_calls() cut it short.
+  // Sleeps in short slices; false when cancel_transfers() cut it short.
   static bool sleep_for(double seconds) {
     const steady::time_point until = seconds_from_now(seconds);
     while (steady::now() < until) {
-      if (llm_calls_cancelled()) return false;
+      if (http::transfers_cancelled()) return false;
       std::this_thread::sleep_for(std::min<steady::duration>(until - steady::now(), std::chrono::milliseconds(20)));
     }
-    return !llm_calls_cancelled();
+    return !http::transfers_cancelled();
   }
 
   static evaluator_unavailable stopping() { return evaluator_unavailable("not judged: the run is stopping"); }

@@ -1,7 +1,7 @@
 // libcurl, used the thread-safe way: curl_global_init exactly once, one easy
 // handle per call, CURLOPT_NOSIGNAL so timeouts never raise SIGALRM in a
 // multi-threaded process.
-#include "agent/llm/http_transport.hpp"
+#include "agent/http/transport.hpp"
 
 #include <curl/curl.h>
 
@@ -14,10 +14,9 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "agent/llm/provider.hpp"
-#include "agent/llm/retry_policy.hpp"
+#include "agent/http/retry_after.hpp"
 
-namespace ptxbench::llm_detail {
+namespace ptxbench::http {
 
 namespace {
 constexpr double max_connect_timeout_s = 30.0;
@@ -94,15 +93,9 @@ transport_status classify(CURLcode code) {
 }
 }  // namespace
 
-}  // namespace ptxbench::llm_detail
-
-namespace ptxbench {
-void cancel_llm_calls() { llm_detail::g_cancelled.store(true); }
-bool llm_calls_cancelled() { return llm_detail::g_cancelled.load(); }
-void reset_llm_cancellation() { llm_detail::g_cancelled.store(false); }
-}  // namespace ptxbench
-
-namespace ptxbench::llm_detail {
+void cancel_transfers() { g_cancelled.store(true); }
+bool transfers_cancelled() { return g_cancelled.load(); }
+void reset_transfer_cancellation() { g_cancelled.store(false); }
 
 void ensure_curl_initialised() {
   static std::once_flag once;
@@ -121,16 +114,16 @@ http_session::http_session() {
 http_session::~http_session() { curl_easy_cleanup(static_cast<CURL*>(m_handle)); }
 
 http_response http_session::post(const std::string& url, const std::vector<std::string>& headers,
-                                  const std::string& body, double timeout_s, bool idle_timeout) {
-  return perform(url, headers, &body, timeout_s, idle_timeout);
+                                  const std::string& body, const transfer_limits& limits) {
+  return perform(url, headers, &body, limits);
 }
 
 http_response http_session::get(const std::string& url, const std::vector<std::string>& headers, double timeout_s) {
-  return perform(url, headers, nullptr, timeout_s, false);
+  return perform(url, headers, nullptr, {timeout_s, false, 0});
 }
 
 http_response http_session::perform(const std::string& url, const std::vector<std::string>& headers,
-                                    const std::string* body, double timeout_s, bool idle_timeout) {
+                                    const std::string* body, const transfer_limits& limits) {
   CURL* curl = static_cast<CURL*>(m_handle);
   curl_easy_reset(curl);  // keeps the connection cache, drops the previous attempt's options
   response_sink sink;
@@ -141,7 +134,7 @@ http_response http_session::perform(const std::string& url, const std::vector<st
   // Without this, curl waits for a 100 Continue before sending a large prompt.
   header_list = curl_slist_append(header_list, "Expect:");
 
-  const long timeout_ms = std::max(1L, static_cast<long>(timeout_s * 1000.0));
+  const long timeout_ms = std::max(1L, static_cast<long>(limits.timeout_s * 1000.0));
   const long connect_ms = std::min(timeout_ms, static_cast<long>(max_connect_timeout_s * 1000.0));
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   if (body) {
@@ -156,13 +149,20 @@ http_response http_session::perform(const std::string& url, const std::vector<st
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &sink);
-  if (idle_timeout) {
-    // A stream may run for as long as it keeps sending; silence ends it.
+  long deadline_ms = 0;
+  if (limits.stream) {
+    // A stream may run long while it keeps sending; silence ends it, and so
+    // does its deadline (keep-alive comments or endless text are no silence).
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, std::max(1L, timeout_ms / 1000));
+    if (limits.deadline_s > 0) deadline_ms = std::max(1L, static_cast<long>(limits.deadline_s * 1000.0));
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, deadline_ms);
   } else {
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
   }
+  // http and https only, the first request and any redirect alike.
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
@@ -180,6 +180,9 @@ http_response http_session::perform(const std::string& url, const std::vector<st
   http_response r;
   r.elapsed_ms = std::chrono::duration<double, std::milli>(stop - start).count();
   r.status = sink.too_large ? transport_status::too_large : classify(code);
+  // Both limits of a stream end as CURLE_OPERATION_TIMEDOUT: the clock tells them apart.
+  if (r.status == transport_status::timeout && deadline_ms > 0 && r.elapsed_ms >= 0.99 * double(deadline_ms))
+    r.status = transport_status::deadline;
   if (r.status == transport_status::too_large)
     r.transport_error = "the answer grew past " + std::to_string(max_body_bytes >> 20) + " MiB";
   else if (r.status != transport_status::ok)
@@ -191,4 +194,4 @@ http_response http_session::perform(const std::string& url, const std::vector<st
   return r;
 }
 
-}  // namespace ptxbench::llm_detail
+}  // namespace ptxbench::http
