@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "gpu_fixture.hpp"
+#include "sampling_checks.hpp"
 
 using namespace ptxbench;
 using namespace ptxbench::gpu_test;
@@ -52,6 +53,7 @@ TEST_CASE("reference solutions: every task has one and each runnable one passes 
                     id << " " << to_string(stage(s)) << " is " << to_string(o.status) << ": " << o.reason);
     }
     CHECK(r.passed);
+    check_sampling_record(r);
   }
   MESSAGE(found << " reference solutions found, " << evaluated << " evaluated");
   // Eight tasks, eight solutions; one (tcgen05) needs sm_100a.
