@@ -37,6 +37,17 @@ const char* to_string(stage_status s) {
   return "?";
 }
 
+const char* to_string(sampling_stop s) {
+  switch (s) {
+    case sampling_stop::unrecorded: return "unrecorded";
+    case sampling_stop::converged: return "converged";
+    case sampling_stop::time_budget: return "time_budget";
+    case sampling_stop::time_limit: return "time_limit";
+    case sampling_stop::sample_cap: return "sample_cap";
+  }
+  return "?";
+}
+
 stage_status parse_stage_status(const std::string& s) {
   for (auto v : {stage_status::passed, stage_status::failed, stage_status::not_run, stage_status::unverified,
                  stage_status::error})
@@ -102,11 +113,17 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(output_check, tensor, size, seed
                                                 passed, hidden_size)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(correctness_report, outputs, guards_intact, inputs_unchanged,
                                                 stable_across_calls, timed_samples_checked, timed_samples_wrong, note)
+NLOHMANN_JSON_SERIALIZE_ENUM(sampling_stop, {{sampling_stop::unrecorded, "unrecorded"},
+                                            {sampling_stop::converged, "converged"},
+                                            {sampling_stop::time_budget, "time_budget"},
+                                            {sampling_stop::time_limit, "time_limit"},
+                                            {sampling_stop::sample_cap, "sample_cap"}})
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(performance_report, size, candidate_ms, candidate_rel_spread,
                                                 candidate_samples, baseline_ms, baseline_rel_spread, baseline_samples,
                                                 baseline_name, baseline_kind, speedup, candidate_tflops,
                                                 baseline_tflops, peak_tflops, pct_of_peak, floor_ms, below_floor,
-                                                output_rechecked, inputs_rechecked, unheld_samples, threshold,
+                                                output_rechecked, inputs_rechecked, unheld_samples, threshold, converged, stop, candidate_noise,
+                                                baseline_noise, candidate_sample_ms, baseline_sample_ms,
                                                 baseline_rel_l2, baseline_max_err_to_scale)
 
 nlohmann::json to_json(const evaluation_result& r) {
@@ -181,8 +198,12 @@ evaluation_result evaluation_result_from_json(const nlohmann::json& j) {
     if (j.contains("instructions")) r.instructions = nulls_as_nan(j["instructions"]).get<instruction_report>();
     if (j.contains("runtime") && !j["runtime"].is_null()) r.runtime = nulls_as_nan(j["runtime"]).get<runtime_report>();
     if (j.contains("correctness")) r.correctness = nulls_as_nan(j["correctness"]).get<correctness_report>();
-    if (j.contains("performance") && !j["performance"].is_null())
+    if (j.contains("performance") && !j["performance"].is_null()) {
       r.performance = nulls_as_nan(j["performance"]).get<performance_report>();
+      // Informational and bounded: a longer list than a worker writes is cut.
+      for (auto* v : {&r.performance->candidate_sample_ms, &r.performance->baseline_sample_ms})
+        if (v->size() > performance_report::k_kept_samples) v->resize(performance_report::k_kept_samples);
+    }
     if (j.contains("seeds") && j["seeds"].is_object()) r.seeds = j["seeds"].get<seed_record>();
     r.evaluator_version = j.value("evaluator_version", "");
     r.gpu = j.value("gpu", "");

@@ -162,7 +162,20 @@ struct correctness_report {
   std::string note;
 };
 
+// Why the timed sampling ended. `converged`: at least the rule's minimum of
+// samples and the noise of the candidate (and of the baseline, when timed)
+// under its target. The others end sampling first, and the medians are less
+// certain: `time_budget` (the job's timing budget spent, a few samples taken),
+// `time_limit` (twice the budget spent, whatever the count), `sample_cap` (as
+// many samples as the worker keeps checks for). `unrecorded`: a result from an
+// evaluator before this field (or a name this one does not know).
+enum class sampling_stop { unrecorded, converged, time_budget, time_limit, sample_cap };
+const char* to_string(sampling_stop s);
+
 struct performance_report {
+  // Raw samples kept per side in a result; more taken are thinned evenly.
+  static constexpr size_t k_kept_samples = 256;
+
   std::string size;
   double candidate_ms = 0.0;        // median
   double candidate_rel_spread = 0.0;  // relative standard deviation
@@ -189,6 +202,19 @@ struct performance_report {
   // their time includes the host's; 0 in a healthy run.
   int unheld_samples = 0;
   double threshold = 0.0;
+  // How sampling ended (`converged` == (stop == sampling_stop::converged)),
+  // and the stopping rule's noise measure at the end: 1.4826 x median
+  // absolute deviation / median (robust to a rare outlier sample).
+  bool converged = false;
+  sampling_stop stop = sampling_stop::unrecorded;
+  double candidate_noise = 0.0;
+  double baseline_noise = 0.0;
+  // The raw samples (ms, as the CUDA events gave them), in the order taken;
+  // index i of both is one round (candidate then baseline). At most
+  // k_kept_samples each: when more were taken (candidate_samples says how
+  // many), k_kept_samples evenly spaced ones, the first and the last included.
+  std::vector<float> candidate_sample_ms;
+  std::vector<float> baseline_sample_ms;
   // The baseline's own error against the same fp32 reference (timing seed):
   // what an honest frontier implementation reaches on these inputs.
   std::map<std::string, double> baseline_rel_l2;

@@ -9,10 +9,13 @@
 // fp32 reference of the timing seed (inputs never used for checking); the
 // totals of every sample are judged after the loop, and the last sample gets
 // a full comparison. Candidate and baseline samples are interleaved: a
-// warm-up, then samples until both have at least 10 and a robust relative
-// spread (1.4826 x median absolute deviation / median) under 0.5%, or the time
-// budget ends. Medians are compared; inputs and guards are checked after the
-// loop; a time under the physical floor is flagged.
+// warm-up round, then rounds until the stopping rule (timing_rule.hpp) says
+// finished: converged (both sides at least 10 samples with a robust relative
+// spread, 1.4826 x median absolute deviation / median, under 0.5%), or the
+// time budget, twice the budget or the sample cap ended it; the report says
+// which and keeps the raw samples. Medians are compared; inputs and guards
+// are checked after the loop; a time under the physical floor is flagged.
+// The steps, as nvbench's measure_cold takes them, are in timing_steps.hpp.
 //
 // Before choosing the baseline's plan and timing the first sample the worker
 // asks the supervisor for the GPU (`w.await_go`), so that no other process of
@@ -40,14 +43,5 @@ struct timing_outcome {
 
 timing_outcome run_timing(worker_state& w, reference_cache& refs, const protocol::worker_job& job, size_run& timed,
                           const std::vector<global_section>& globals);
-
-// Median and relative standard deviation of samples (ms).
-struct sample_stats {
-  double median = 0.0;
-  double rel_stddev = 0.0;   // standard deviation / mean
-  double robust_spread = 0.0;  // 1.4826 x median absolute deviation / median
-  int count = 0;
-};
-sample_stats summarize_samples(std::vector<double> v);
 
 }  // namespace ptxbench::gpu

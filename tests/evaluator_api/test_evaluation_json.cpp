@@ -98,3 +98,47 @@ TEST_CASE("non-finite figures survive the trip through JSON") {
   CHECK_FALSE(none_back.runtime.has_value());
   CHECK_FALSE(none_back.performance.has_value());
 }
+
+TEST_CASE("how sampling ended and the raw samples survive JSON") {
+  evaluation_result r;
+  r.verdict = stage::performance;
+  performance_report p;
+  p.candidate_samples = 3;
+  p.converged = false;
+  p.stop = sampling_stop::time_budget;
+  p.candidate_noise = 0.012;
+  p.candidate_sample_ms = {0.875f, 0.8799f, 1.25f};
+  p.baseline_sample_ms = {0.5f, 0.51f, 0.5f};
+  r.performance = p;
+  const nlohmann::json j = to_json(r);
+  CHECK(j["performance"]["stop"] == "time_budget");
+  CHECK(j["performance"]["converged"] == false);
+  evaluation_result back = evaluation_result_from_json(nlohmann::json::parse(j.dump()));
+  REQUIRE(back.performance.has_value());
+  CHECK(back.performance->stop == sampling_stop::time_budget);
+  CHECK_FALSE(back.performance->converged);
+  CHECK(back.performance->candidate_noise == doctest::Approx(0.012));
+  CHECK(back.performance->candidate_sample_ms == p.candidate_sample_ms);  // floats exactly
+  CHECK(back.performance->baseline_sample_ms == p.baseline_sample_ms);
+}
+
+TEST_CASE("a result from before the sampling fields reads as unrecorded") {
+  nlohmann::json j = to_json(evaluation_result{});
+  j["performance"] = {{"candidate_ms", 1.0}, {"speedup", 0.9}};
+  evaluation_result back = evaluation_result_from_json(j);
+  REQUIRE(back.performance.has_value());
+  CHECK(back.performance->stop == sampling_stop::unrecorded);
+  CHECK_FALSE(back.performance->converged);
+  CHECK(back.performance->candidate_sample_ms.empty());
+  j["performance"]["stop"] = "gave_up";  // a name this evaluator does not know
+  CHECK(evaluation_result_from_json(j).performance->stop == sampling_stop::unrecorded);
+}
+
+TEST_CASE("raw samples read from JSON are bounded and typed") {
+  nlohmann::json j = to_json(evaluation_result{});
+  j["performance"] = {{"candidate_sample_ms", std::vector<double>(performance_report::k_kept_samples + 50, 1.0)}};
+  evaluation_result back = evaluation_result_from_json(j);
+  CHECK(back.performance->candidate_sample_ms.size() == performance_report::k_kept_samples);
+  j["performance"]["candidate_sample_ms"] = {1.0, "two"};
+  CHECK_THROWS_AS(evaluation_result_from_json(j), input_error);
+}

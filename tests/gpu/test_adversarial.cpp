@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "gpu_fixture.hpp"
+#include "sampling_checks.hpp"
 
 using namespace ptxbench;
 using namespace ptxbench::gpu_test;
@@ -102,6 +103,7 @@ TEST_CASE("adversarial: correct_mma_sync") {
   CHECK(r.performance->baseline_ms > 0);
   CHECK(r.performance->output_rechecked);
   CHECK(r.performance->candidate_samples >= 3);
+  check_sampling_record(r);
 }
 TEST_CASE("adversarial: ffma_correct") { run_case("ffma_correct"); }
 TEST_CASE("adversarial: cold_wgmma") {

@@ -10,6 +10,7 @@
 
 #include "evaluator/api/solutions.hpp"
 #include "gpu_fixture.hpp"
+#include "sampling_checks.hpp"
 
 using namespace ptxbench;
 using namespace ptxbench::gpu_test;
@@ -46,6 +47,7 @@ TEST_CASE("reference solutions: every task has one and each runnable one passes 
                     id << " " << to_string(stage(s)) << " is " << to_string(o.status) << ": " << o.reason);
     }
     CHECK(r.passed);
+    check_sampling_record(r);
   }
   MESSAGE(found << " reference solutions found, " << evaluated << " evaluated");
   // Every task has a solution; the sm_100a ones are not run on a Hopper GPU.

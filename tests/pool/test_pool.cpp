@@ -70,6 +70,26 @@ TEST_CASE("a job survives the trip to the worker: task - manifest - cubin bytes 
   CHECK(back.time_limit_ms == 1234);
 }
 
+TEST_CASE("a worker's result carries how sampling ended and the raw samples to the supervisor") {
+  protocol::worker_result res;
+  res.id = 7;
+  performance_report p;
+  p.candidate_ms = 0.88;
+  p.speedup = 0.91;
+  p.stop = sampling_stop::time_limit;
+  p.baseline_noise = 0.03;
+  p.candidate_sample_ms = {0.875f, 0.88f, 0.8825f};
+  p.baseline_sample_ms = {0.8f, 0.81f, 0.79f};
+  res.partial.performance = p;
+  auto back = protocol::result_from_json(nlohmann::json::parse(protocol::to_json(res).dump()));
+  REQUIRE(back.partial.performance.has_value());
+  CHECK(back.partial.performance->stop == sampling_stop::time_limit);
+  CHECK_FALSE(back.partial.performance->converged);
+  CHECK(back.partial.performance->baseline_noise == doctest::Approx(0.03));
+  CHECK(back.partial.performance->candidate_sample_ms == p.candidate_sample_ms);
+  CHECK(back.partial.performance->baseline_sample_ms == p.baseline_sample_ms);
+}
+
 TEST_CASE("the verdict is the first failed stage - an unverified stage never counts as a pass") {
   evaluation_result r;
   for (int i = 0; i < stage_count; ++i) r.stages[stage(i)] = {stage_status::passed, "", 0.0};
