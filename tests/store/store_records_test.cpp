@@ -229,7 +229,7 @@ bool valid_utf8(const std::string& s) {
 
 }  // namespace
 
-TEST_CASE("every text column holds valid UTF-8 - bytes a server or a model sent are repaired, not stored raw") {
+TEST_CASE("every text column holds valid UTF-8 - bytes a server or a model sent are repaired - not stored raw") {
   temp_folder dir;
   const auto file = dir / "run.db";
   const std::string bad = "cut \xe2\x82 here, stray \xff\xfe, overlong \xc0\xaf, fine \xe2\x82\xac";
