@@ -12,6 +12,7 @@
 
 #include "evaluator/api/json_path.hpp"
 #include "service_fixture.hpp"
+#include "wait_until.hpp"
 
 using namespace ptxbench;
 using namespace ptxbench::testing;
@@ -19,6 +20,13 @@ using nlohmann::json;
 
 namespace {
 json item(const std::string& ptx) { return {{"task", "gemm_bf16_mma_sync"}, {"ptx", ptx}, {"manifest", "{}"}}; }
+
+// Evaluations admitted and waiting, as /v1/health reports them (-1: no answer).
+int waiting(int port) {
+  httplib::Client c("127.0.0.1", port);
+  auto h = c.Get("/v1/health");
+  return h && h->status == 200 ? json::parse(h->body).at("queue").at("waiting").get<int>() : -1;
+}
 }  // namespace
 
 TEST_CASE("evald runs a batch concurrently up to its width and keeps the order") {
@@ -34,7 +42,8 @@ TEST_CASE("evald runs a batch concurrently up to its width and keeps the order")
     return client.Post("/v1/evaluate/batch", batch.dump(), "application/json");
   });
   REQUIRE(eval.wait_running(3));
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Every item is either running or waiting: a fourth would have started by now.
+  CHECK(test::wait_until([&] { return waiting(svc.port()) == 4; }));
   CHECK(eval.peak() == 3);  // never more than the width
   httplib::Client probe("127.0.0.1", svc.port());
   probe.set_read_timeout(300, 0);
@@ -78,12 +87,7 @@ TEST_CASE("evald answers 429 with Retry-After when the queue is full - and serve
   auto first = std::async(std::launch::async, [&] { return post(item("a"), "/v1/evaluate"); });
   REQUIRE(eval.wait_running(1));
   auto second = std::async(std::launch::async, [&] { return post(item("b"), "/v1/evaluate"); });
-  for (int i = 0; i < 200 && svc.service().metrics().evaluations() == 0; ++i) {
-    httplib::Client c("127.0.0.1", svc.port());
-    auto h = c.Get("/v1/health");
-    if (h && json::parse(h->body).at("queue").at("waiting") == 1) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  REQUIRE(test::wait_until([&] { return waiting(svc.port()) == 1; }));
   auto full = post(item("c"), "/v1/evaluate");
   REQUIRE(full);
   CHECK(full->status == 429);
