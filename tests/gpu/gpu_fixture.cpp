@@ -1,6 +1,7 @@
 #include "gpu_fixture.hpp"
 
 #include <dlfcn.h>
+#include <doctest/doctest.h>
 
 #include <cstdio>
 #include <cstdlib>
