@@ -42,6 +42,11 @@ if [ "${PTXBENCH_CI_TRL:-0}" = 1 ]; then
     2> "$work/evald.log" &
   evald_pid=$!
   trap 'kill "$evald_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
-  for _ in $(seq 1 100); do [ -s "$work/evald.port" ] && break; sleep 0.1; done
+  for _ in $(seq 1 100); do
+    [ -s "$work/evald.port" ] && break
+    kill -0 "$evald_pid" 2>/dev/null || { cat "$work/evald.log"; echo "evald exited before listening"; exit 1; }
+    sleep 0.1
+  done
+  [ -s "$work/evald.port" ] || { cat "$work/evald.log"; echo "evald did not start listening in 10 s"; exit 1; }
   scripts/check_trl.sh "$work/correction" "$work/branched" "$work/prompts" "http://127.0.0.1:$(cat "$work/evald.port")"
 fi

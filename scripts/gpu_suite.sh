@@ -6,6 +6,9 @@
 #   busy fraction), bench/evald_batch (evald's added latency and batches with
 #   the GPU stages live), optionally ncu's gpu__time_duration for timing fidelity.
 # Full logs go to $OUT (default ./gpu-suite-out); a short table is printed last.
+# Every step runs even when one fails; the exit status is 1 when any step
+# failed (a non-zero exit, a skip included: this suite runs where a GPU is),
+# and the failed steps are named after the table.
 #
 # usage, on the build machine:   scripts/gpu_suite.sh --package BUILD_DIR
 #          (copies the binaries, stripped, to .device/gpu/bin: carry .device/gpu)
@@ -55,13 +58,15 @@ export PATH=$PATH:/usr/local/cuda/bin
   command -v nvdisasm
 } > "$OUT/environment.txt" 2>&1
 
+failed_steps=()
 run() { # name timeout_s command...
   local name=$1 limit=$2; shift 2
   local t0=$(date +%s%N)
   timeout --kill-after=5 "$limit" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
   printf "%s rc=%d %d ms\n" "$name" "$rc" "$(( ($(date +%s%N) - t0) / 1000000 ))" >> "$OUT/steps.txt"
-  return $rc
+  [ "$rc" -ne 0 ] && failed_steps+=("$name (rc=$rc)")
+  return 0
 }
 
 : > "$OUT/steps.txt"
@@ -212,6 +217,12 @@ for name in ("evald", "gpu_reference", "gpu_libs", "gpu_libs_segments", "gpu_lib
         print("\n".join(tail))
 print(open(os.path.join(out, "steps.txt")).read().strip())
 PY
+[ $? -ne 0 ] && failed_steps+=("summary table (python)")
 if [ -n "${PTXBENCH_SUITE_PACK:-}" ]; then
   tar czf "$PTXBENCH_SUITE_PACK" -C "$(dirname "$OUT")" "$(basename "$OUT")" && echo "logs packed: $PTXBENCH_SUITE_PACK"
 fi
+if [ ${#failed_steps[@]} -gt 0 ]; then
+  printf "GPU suite FAILED: %s\n" "${failed_steps[@]}"
+  exit 1
+fi
+echo "GPU suite: every step exited 0"

@@ -22,11 +22,14 @@ gpu& the_gpu() {
       const char* name = nullptr;
       cuGetErrorName(r, &name);
       out.why_not = std::string("cuInit failed: ") + (name ? name : std::to_string(r));
+      out.absent = r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_STUB_LIBRARY;
       return out;
     }
     int count = 0;
-    if (cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
-      out.why_not = "no CUDA device";
+    const CUresult counted = cuDeviceGetCount(&count);
+    if (counted != CUDA_SUCCESS || count == 0) {
+      out.why_not = counted == CUDA_SUCCESS ? "no CUDA device" : "cuDeviceGetCount failed";
+      out.absent = counted == CUDA_SUCCESS;
       return out;
     }
     check(cuDeviceGet(&out.device, 0), "cuDeviceGet");

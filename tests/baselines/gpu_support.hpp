@@ -15,6 +15,7 @@ namespace ptxbench::gpu_test {
 struct gpu {
   bool ok = false;
   std::string why_not;  // set when no usable GPU (cuInit failed, no device)
+  bool absent = false;  // no GPU at all (no device, or the toolkit's stub driver); else !ok is a broken GPU
   CUdevice device = 0;
   CUcontext context = nullptr;
   CUstream stream = nullptr;

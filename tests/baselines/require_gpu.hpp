@@ -1,6 +1,8 @@
 #pragma once
-// GPU test cases start with REQUIRE_GPU(): without a usable GPU the whole
-// executable prints why and exits 77, which CTest reports as skipped.
+// GPU test cases start with require_gpu(): on a machine without a GPU the
+// whole executable prints why and exits 77, which CTest reports as skipped;
+// where the driver is there but fails, it exits 1 (a GPU machine that cannot
+// run the tests is a failure, not a skip).
 #include <cstdio>
 #include <cstdlib>
 
@@ -9,10 +11,15 @@
 namespace ptxbench::gpu_test {
 inline gpu& require_gpu() {
   gpu& g = the_gpu();
-  if (!g.ok) {
+  if (!g.ok && g.absent) {
     std::printf("SKIPPED: GPU library tests need a GPU: %s\n", g.why_not.c_str());
     std::fflush(stdout);
     std::exit(77);
+  }
+  if (!g.ok) {
+    std::printf("FAILED: the NVIDIA driver is here but unusable: %s\n", g.why_not.c_str());
+    std::fflush(stdout);
+    std::exit(1);
   }
   return g;
 }

@@ -6,6 +6,7 @@
 
 #include "agent/store/store.hpp"
 #include "cli_test_util.hpp"
+#include "wait_until.hpp"
 
 using namespace ptxbench;
 namespace fs = std::filesystem;
@@ -43,25 +44,22 @@ struct slow_run {
     return a;
   }
 
-  // Waits until the experiment's lease is taken and its LLM calls are in flight.
+  // Waits until the experiment's lease is held by `pid` and both of its
+  // trajectories have started (each row is written just before its first
+  // LLM call, which then waits 30 s for its reply).
   bool wait_until_running(pid_t pid) {
-    for (int i = 0; i < 200; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return test::wait_until([&] {
       try {
-        if (!fs::exists(dir / "run.db")) continue;
+        if (!fs::exists(dir / "run.db")) return false;
         auto store = run_store::open(dir / "run.db", true);
         auto exp = store->find_experiment("slow");
-        if (!exp) continue;
+        if (!exp) return false;
         auto lease = store->lease(exp->id);
-        if (lease && lease->pid == pid) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(500));
-          return true;
-        }
+        return lease && lease->pid == pid && store->trajectories(exp->id).size() == 2;
       } catch (const std::exception&) {
-        // the file is being created
+        return false;  // the file is being created
       }
-    }
-    return false;
+    }, std::chrono::seconds(10), std::chrono::milliseconds(20));
   }
 
   void check_complete() {

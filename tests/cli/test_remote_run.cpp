@@ -8,6 +8,7 @@
 #include "agent/store/request_log.hpp"
 #include "agent/store/store.hpp"
 #include "cli_test_util.hpp"
+#include "wait_until.hpp"
 
 using namespace ptxbench;
 namespace fs = std::filesystem;
@@ -54,10 +55,7 @@ TEST_CASE("run with evaluator.url on a loopback evald gives the same verdicts as
                                       "--db", (dir / "evald.db").string()},
                                      src, log);
   std::string port;
-  for (int i = 0; i < 300 && port.empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    std::ifstream(dir / "port") >> port;
-  }
+  test::wait_until([&] { return bool(std::ifstream(dir / "port") >> port); }, std::chrono::seconds(15));
   REQUIRE_MESSAGE(!port.empty(), "evald did not start");
 
   auto local = test::run_ptxbench({"run", "--config", "configs/demo.json", "--db", (dir / "local.db").string(),

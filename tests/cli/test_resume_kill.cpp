@@ -72,6 +72,7 @@ int kill_repeatedly(const fs::path& dir, const fs::path& db, int full_ms, Check 
     auto log = dir / "run.log";
     pid_t pid = test::spawn_ptxbench(args, dir, log);
     const int wait = delay_ms(rng);
+    // The random moment of the kill is what is tested, not a wait for a state.
     std::this_thread::sleep_for(std::chrono::milliseconds(wait));
     kill(pid, SIGKILL);
     auto r = test::wait_for(pid, log);

@@ -9,6 +9,8 @@
 
 #include "evaluator/compile/compile.hpp"
 #include "fixtures.hpp"
+#include "skip.hpp"
+#include "temp_path.hpp"
 
 using namespace ptxbench;
 using ptxbench::test::read_ptx_fixture;
@@ -60,8 +62,9 @@ TEST_CASE("a compile error on a line of the PTX is kept and a killed compile is 
   CHECK_FALSE(bad_again.ok);
   CHECK(bad_again.report.diagnostics.size() == bad.report.diagnostics.size());
 
-  if (ptxas_path().empty()) return;  // the kill needs the ptxas stand-in below
-  const std::string fake = (std::filesystem::temp_directory_path() / "ptxbench-cache-slow-ptxas.sh").string();
+  // The kill needs the ptxas stand-in below.
+  if (ptxbench::test::tool_missing("ptxas", ptxas_path(), "a killed compile not being cached")) return;
+  const std::string fake = (ptxbench::test::unique_temp_path("ptxbench-cache-slow-ptxas.sh")).string();
   {
     std::ofstream f(fake);
     f << "#!/bin/sh\nexec sleep 30\n";
@@ -111,10 +114,7 @@ TEST_CASE("the cache is bounded and can be switched off") {
 }
 
 TEST_CASE("a cubin seen before is not disassembled again") {
-  if (nvdisasm_path().empty()) {
-    MESSAGE("nvdisasm not found: nothing to cache");
-    return;
-  }
+  if (ptxbench::test::tool_missing("nvdisasm", nvdisasm_path(), "the disassembly cache")) return;
   disassembly_cache_clear();
   const compiled_module m = compile_ptx(read_ptx_fixture("wgmma_sm90a.ptx"), "sm_90a");
   REQUIRE(m.ok);

@@ -11,6 +11,8 @@
 
 #include "evaluator/compile/compile.hpp"
 #include "fixtures.hpp"
+#include "skip.hpp"
+#include "temp_path.hpp"
 
 using namespace ptxbench;
 using ptxbench::test::read_ptx_fixture;
@@ -24,10 +26,7 @@ const kernel_resources* find_kernel(const compile_report& r, const std::string& 
 }
 // Both compilers, or only nvJitLink where no ptxas executable exists.
 std::vector<compiler_backend> backends() {
-  if (ptxas_path().empty()) {
-    MESSAGE("ptxas not found: only nvJitLink is tested");
-    return {compiler_backend::nvjitlink};
-  }
+  if (ptxbench::test::tool_missing("ptxas", ptxas_path(), "the ptxas backend")) return {compiler_backend::nvjitlink};
   return {compiler_backend::ptxas, compiler_backend::nvjitlink};
 }
 std::string name_of(compiler_backend b) { return b == compiler_backend::ptxas ? "ptxas" : "nvjitlink"; }
@@ -152,7 +151,7 @@ TEST_CASE("ptxas keeps setmaxnreg - nvJitLink drops it and says so") {
     advised = advised || (d.severity == "info" && d.message.find("'setmaxnreg' ignored") != std::string::npos);
   }
   CHECK(advised);
-  if (ptxas_path().empty()) return;
+  if (ptxbench::test::tool_missing("ptxas", ptxas_path(), "setmaxnreg kept by ptxas")) return;
   const compiled_module whole = compile_ptx(ptx, "sm_90a", compiler_backend::ptxas);
   REQUIRE(whole.ok);
   for (const ptxas_diagnostic& d : whole.report.diagnostics) CHECK(d.message.find("setmaxnreg") == std::string::npos);
@@ -166,13 +165,14 @@ TEST_CASE("compiles on several threads at once all succeed") {
                                              "wgmma_sm90a.ptx"};
   std::vector<std::string> texts;
   for (const std::string& f : fixtures) texts.push_back(read_ptx_fixture(f));
+  const bool no_nvdisasm = ptxbench::test::tool_missing("nvdisasm", nvdisasm_path(), "disassembly on several threads");
   std::vector<int> ok(8, 0);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < ok.size(); ++i) {
     const compiler_backend backend = i % 2 ? compiler_backend::nvjitlink : compiler_backend::automatic;
     threads.emplace_back([&, i, backend] {
       const compiled_module m = compile_ptx(texts[i % texts.size()], "sm_90a", backend);
-      const bool disassembled = nvdisasm_path().empty() || !disassemble(m.cubin).instructions.empty();
+      const bool disassembled = no_nvdisasm || !disassemble(m.cubin).instructions.empty();
       ok[i] = m.ok && disassembled ? 1 : 0;
     });
   }
@@ -210,7 +210,7 @@ TEST_CASE("a module of too many entries or bytes fails to compile with the limit
 
 TEST_CASE("ptxas running past the compile time limit is killed and the compile fails") {
   // A stand-in for a ptxas that never finishes: the limit comes from the environment.
-  const std::string fake = (std::filesystem::temp_directory_path() / "ptxbench-slow-ptxas.sh").string();
+  const std::string fake = (ptxbench::test::unique_temp_path("ptxbench-slow-ptxas.sh")).string();
   {
     std::ofstream f(fake);
     f << "#!/bin/sh\nexec sleep 30\n";
@@ -316,7 +316,7 @@ TEST_CASE("nvJitLink's linker errors are the PTX's compile failure - an undefine
   for (const ptxas_diagnostic& d : m.report.diagnostics)
     named = named || (d.severity == "error" && d.message.find("Undefined reference to 'foo'") != std::string::npos);
   CHECK(named);
-  if (!ptxas_path().empty()) {
+  if (!ptxbench::test::tool_missing("ptxas", ptxas_path(), "ptxas on an undefined function")) {
     const compiled_module by_ptxas = compile_ptx(ptx, "sm_90a", compiler_backend::ptxas);
     CHECK_FALSE(by_ptxas.ok);
     CHECK(by_ptxas.evaluator_error.empty());

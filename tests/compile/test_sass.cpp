@@ -13,21 +13,21 @@
 #include "evaluator/compile/compile.hpp"
 #include "evaluator/compile/sass_parse.hpp"
 #include "fixtures.hpp"
+#include "skip.hpp"
+#include "temp_path.hpp"
 
 using namespace ptxbench;
 using ptxbench::test::read_ptx_fixture;
 
 namespace {
 
-// The listing of a fixture, or nullopt (with a message) where no nvdisasm exists.
+// The listing of a fixture, or nullopt (a reported skip) where no nvdisasm exists.
 std::optional<sass_listing> listing_of(const std::string& fixture, const std::string& arch) {
   const compiled_module m = compile_ptx(read_ptx_fixture(fixture), arch);
   REQUIRE(m.ok);
   sass_listing listing = disassemble(m.cubin);
-  if (!listing.available && nvdisasm_path().empty()) {
-    MESSAGE("skipped: nvdisasm not found (" << listing.error << ")");
+  if (!listing.available && ptxbench::test::tool_missing("nvdisasm", nvdisasm_path(), "the SASS of " + fixture))
     return std::nullopt;
-  }
   REQUIRE_MESSAGE(listing.available, listing.error);
   return listing;
 }
@@ -40,7 +40,7 @@ int count_matching(const sass_listing& l, const std::string& table_opcode) {
 
 // nvdisasm run directly on `cubin` with `options`; its stdout.
 std::string run_nvdisasm(const std::string& nvdisasm, const std::string& options, const std::vector<char>& cubin) {
-  const std::filesystem::path file = std::filesystem::temp_directory_path() / "ptxbench-test-direct.cubin";
+  const std::filesystem::path file = ptxbench::test::unique_temp_path("ptxbench-test-direct.cubin");
   std::ofstream(file, std::ios::binary).write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
   std::string out;
   FILE* pipe = ::popen(("'" + nvdisasm + "' " + options + " '" + file.string() + "'").c_str(), "r");
@@ -57,7 +57,7 @@ std::string run_nvdisasm(const std::string& nvdisasm, const std::string& options
 // arguments are appended to `log`.
 std::filesystem::path nvdisasm_wrapper(const std::string& name, const std::string& body,
                                        const std::filesystem::path& log) {
-  const std::filesystem::path wrapper = std::filesystem::temp_directory_path() / name;
+  const std::filesystem::path wrapper = ptxbench::test::unique_temp_path(name);
   std::ofstream(wrapper) << "#!/bin/sh\necho \"$*\" >> '" << log.string() << "'\n"
                          << body << "\nexec '" << nvdisasm_path() << "' \"$@\"\n";
   std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
@@ -129,10 +129,7 @@ TEST_CASE("tcgen05 on sm_100a lowers to UTCHMMA - UTCQMMA - UTCBAR and LDTM") {
 
 TEST_CASE("the text listing without dataflow gives the instructions of --emit-json for every fixture") {
   const std::string nvdisasm = nvdisasm_path();
-  if (nvdisasm.empty()) {
-    MESSAGE("skipped: nvdisasm not found");
-    return;
-  }
+  if (ptxbench::test::tool_missing("nvdisasm", nvdisasm, "the text listing against --emit-json")) return;
   for (const auto& [fixture, arch] : std::vector<std::pair<std::string, std::string>>{
            {"tma_mbarrier_sm90a.ptx", "sm_90a"}, {"wgmma_sm90a.ptx", "sm_90a"}, {"mma_sync_sm90a.ptx", "sm_90a"},
            {"entries_mixed.ptx", "sm_90a"}, {"trivial_sm90a.ptx", "sm_90a"}, {"tcgen05_sm100a.ptx", "sm_100a"}}) {
@@ -251,13 +248,10 @@ TEST_CASE("an empty cubin is an unavailable listing with a reason - not an excep
 }
 
 TEST_CASE("a new cubin costs one nvdisasm run - the text listing without dataflow analysis") {
-  if (nvdisasm_path().empty()) {
-    MESSAGE("skipped: nvdisasm not found");
-    return;
-  }
+  if (ptxbench::test::tool_missing("nvdisasm", nvdisasm_path(), "the count of nvdisasm runs")) return;
   const compiled_module m = compile_ptx(read_ptx_fixture("wgmma_sm90a.ptx"), "sm_90a");
   REQUIRE(m.ok);
-  const std::filesystem::path log = std::filesystem::temp_directory_path() / "ptxbench-test-nvdisasm-calls.log";
+  const std::filesystem::path log = ptxbench::test::unique_temp_path("ptxbench-test-nvdisasm-calls.log");
   std::filesystem::remove(log);
   const auto wrapper = nvdisasm_wrapper("ptxbench-test-logging-nvdisasm.sh", "", log);
   const sass_listing l = disassemble_with(wrapper, m.cubin);
@@ -271,16 +265,13 @@ TEST_CASE("a new cubin costs one nvdisasm run - the text listing without dataflo
 }
 
 TEST_CASE("an nvdisasm that refuses -ndf or --emit-json falls back to the next listing - same instructions") {
-  if (nvdisasm_path().empty()) {
-    MESSAGE("skipped: nvdisasm not found");
-    return;
-  }
+  if (ptxbench::test::tool_missing("nvdisasm", nvdisasm_path(), "the listing fallbacks")) return;
   const compiled_module m = compile_ptx(read_ptx_fixture("mma_sync_sm90a.ptx"), "sm_90a");
   REQUIRE(m.ok);
   disassembly_cache_clear();
   const sass_listing fast = disassemble(m.cubin);
   REQUIRE(fast.available);
-  const std::filesystem::path log = std::filesystem::temp_directory_path() / "ptxbench-test-nvdisasm-fallback.log";
+  const std::filesystem::path log = ptxbench::test::unique_temp_path("ptxbench-test-nvdisasm-fallback.log");
   const auto refuse = [](const std::string& option) {
     return "for a in \"$@\"; do if [ \"$a\" = \"" + option +
            "\" ]; then echo \"nvdisasm fatal : Unknown option '" + option + "'\" >&2; exit 1; fi; done";

@@ -6,6 +6,7 @@
 #include "evaluator/compile/compile.hpp"
 #include "evaluator/compile/sass_parse.hpp"
 #include "fixtures.hpp"
+#include "skip.hpp"
 
 using namespace ptxbench;
 using ptxbench::test::read_ptx_fixture;
@@ -100,8 +101,7 @@ TEST_CASE("the wgmma + TMA fixture passes its targets statically") {
   CHECK(check_of(r, "wgmma.mma_async").note == "wgmma.mma_async does not appear in the PTX");
   CHECK_FALSE(r.static_passed);
   for (const instruction_check& c : r.checks) CHECK(c.executed == -1);
-  if (!listing.available) {
-    MESSAGE("SASS half skipped: " << listing.error);
+  if (ptxbench::test::tool_missing("nvdisasm", nvdisasm_path(), "the SASS half of the static check")) {
     CHECK(r.sass_source.empty());
     CHECK(check_of(r, "cp.async.bulk.tensor").sass_count == -1);
     return;
@@ -133,10 +133,8 @@ TEST_CASE("a target every fixture lowers passes: mma.sync - ldmatrix - cp.async 
     const compiled_module m = compile_ptx(ptx, c.arch);
     REQUIRE(m.ok);
     const sass_listing listing = disassemble(m.cubin);
-    if (!listing.available) {
-      MESSAGE("skipped: " << listing.error);
-      continue;
-    }
+    if (ptxbench::test::tool_missing("nvdisasm", nvdisasm_path(), std::string("the SASS of ") + c.fixture)) continue;
+    REQUIRE_MESSAGE(listing.available, listing.error);
     const instruction_report r = static_instruction_check(task_for(c.arch, c.targets), ptx, listing);
     CHECK(r.static_passed);
     for (const instruction_check& check : r.checks) {
@@ -163,10 +161,8 @@ TEST_CASE("wgmma's SASS count leaves out the no-op HGMMA that ptxas pads with") 
   const compiled_module m = compile_ptx(ptx, "sm_90a");
   REQUIRE(m.ok);
   const sass_listing listing = disassemble(m.cubin);
-  if (!listing.available) {
-    MESSAGE("skipped: " << listing.error);
-    return;
-  }
+  if (ptxbench::test::tool_missing("nvdisasm", nvdisasm_path(), "wgmma's SASS count")) return;
+  REQUIRE_MESSAGE(listing.available, listing.error);
   const instruction_report r = static_instruction_check(task_for("sm_90a", {"wgmma.mma_async"}), ptx, listing);
   CHECK(check_of(r, "wgmma.mma_async").ptx_count == 3);
   CHECK(check_of(r, "wgmma.mma_async").sass_count == 3);  // two HGMMA and one QGMMA

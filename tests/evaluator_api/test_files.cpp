@@ -5,6 +5,7 @@
 
 #include "evaluator/api/files.hpp"
 #include "evaluator/api/json_path.hpp"
+#include "temp_path.hpp"
 
 using namespace ptxbench;
 
@@ -16,7 +17,7 @@ TEST_CASE("a directory is not read as an empty file") {
 TEST_CASE("reads are bounded so that endless files end in an error") {
   CHECK_THROWS_WITH_AS(read_text_file("/dev/zero", "PTX", 1 << 20), doctest::Contains("larger than 1048576 bytes"),
                        input_error);
-  auto path = std::filesystem::temp_directory_path() / "ptxbench_files_bound.txt";
+  auto path = ptxbench::test::unique_temp_path("ptxbench_files_bound.txt");
   std::ofstream(path) << std::string(100, 'a');
   CHECK(read_text_file(path, "", 100).size() == 100);
   CHECK_THROWS_AS(read_text_file(path, "", 99), input_error);
@@ -24,7 +25,7 @@ TEST_CASE("reads are bounded so that endless files end in an error") {
 }
 
 TEST_CASE("JSON files nested too deep are refused with the file name") {
-  auto path = std::filesystem::temp_directory_path() / "ptxbench_files_deep.json";
+  auto path = ptxbench::test::unique_temp_path("ptxbench_files_deep.json");
   std::ofstream(path) << std::string(50000, '[') << std::string(50000, ']');
   CHECK_THROWS_WITH_AS(read_json_file(path), doctest::Contains("nested deeper than 64"), input_error);
   std::filesystem::remove(path);

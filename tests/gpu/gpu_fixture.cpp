@@ -1,5 +1,8 @@
 #include "gpu_fixture.hpp"
 
+#include <dlfcn.h>
+#include <doctest/doctest.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -7,6 +10,7 @@
 #include <sstream>
 
 #include "evaluator/api/local.hpp"
+#include "evaluator/api/verdict.hpp"
 
 namespace ptxbench::gpu_test {
 
@@ -29,15 +33,46 @@ evaluator& hw_evaluator() {
   return *ev;
 }
 
+std::string no_gpu_at_all() {
+  // Asked of the NVIDIA driver itself, not of our worker: the worker not
+  // starting is the failure the GPU tests exist to catch.
+  const bool device_node =
+      std::filesystem::exists("/dev/nvidiactl") || std::filesystem::exists("/dev/nvidia0");
+  void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!driver) {
+    const char* why = ::dlerror();
+    return device_node ? "" : std::string("no NVIDIA driver (") + (why ? why : "libcuda.so.1 not found") + ")";
+  }
+  using init_fn = int (*)(unsigned);
+  using count_fn = int (*)(int*);
+  auto init = reinterpret_cast<init_fn>(::dlsym(driver, "cuInit"));
+  auto count = reinterpret_cast<count_fn>(::dlsym(driver, "cuDeviceGetCount"));
+  if (!init || !count) return "";  // a driver library without its API: there, but broken
+  const int rc = init(0);
+  constexpr int k_no_device = 100, k_stub_library = 34;  // CUDA_ERROR_NO_DEVICE, CUDA_ERROR_STUB_LIBRARY
+  if (rc == k_no_device) return "the NVIDIA driver finds no device (CUDA_ERROR_NO_DEVICE)";
+  if (rc == k_stub_library) return "libcuda.so.1 is the toolkit's stub, not a driver (CUDA_ERROR_STUB_LIBRARY)";
+  if (rc != 0) return "";  // any other failure of a present driver: a GPU machine that is unusable
+  int devices = 0;
+  if (count(&devices) == 0 && devices == 0) return "the NVIDIA driver finds no device";
+  return "";
+}
+
 void require_gpu() {
   if (shared_evaluator().gpu_description() != "none") return;
-  // Ask for the reason the way a user would see it: through a result.
-  evaluation_request probe;
-  probe.t = load_task(source_dir() / "tasks", "gemm_bf16_mma_sync");
-  probe.ptx = read_text_file(source_dir() / "tests/fixtures/adversarial/correct_mma_sync/kernel.ptx");
-  probe.manifest_text = read_text_file(source_dir() / "tests/fixtures/adversarial/correct_mma_sync/manifest.json");
-  auto r = shared_evaluator().evaluate(probe);
-  std::printf("SKIP (exit 77): GPU tests need a GPU: %s\n", r.stages[stage::runtime].reason.c_str());
+  // Ask for the evaluator's reason the way a user would see it: through a result.
+  static const std::string reason = [] {
+    evaluation_request probe;
+    probe.t = load_task(source_dir() / "tasks", "gemm_bf16_mma_sync");
+    probe.ptx = read_text_file(source_dir() / "tests/fixtures/adversarial/correct_mma_sync/kernel.ptx");
+    probe.manifest_text = read_text_file(source_dir() / "tests/fixtures/adversarial/correct_mma_sync/manifest.json");
+    return shared_evaluator().evaluate(probe).stages[stage::runtime].reason;
+  }();
+  static const std::string absent = no_gpu_at_all();
+  if (absent.empty())
+    FAIL("a GPU is present (the NVIDIA driver finds a device) but the evaluator cannot use it: " << reason);
+  std::printf("SKIP (exit 77): GPU tests need a GPU, and this machine has none: %s (evaluator: %s)\n",
+              absent.c_str(), reason.c_str());
   std::fflush(stdout);
   std::_Exit(77);
 }

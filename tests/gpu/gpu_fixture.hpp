@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the GPU tests: one evaluator for the whole process (workers start
-// once), fixture loading, and a skip (exit code 77) when no GPU is visible.
+// once), fixture loading, and the rule for a machine where the evaluator finds
+// no usable GPU: a skip (exit code 77) only where there is no GPU at all.
 #include <filesystem>
 #include <string>
 
@@ -14,8 +15,15 @@ std::filesystem::path source_dir();  // $PTXBENCH_SOURCE_DIR, else the configure
 evaluator& shared_evaluator();
 // The same with the hardware cross-check of the instructions stage on (local_evaluator_options::hw_check).
 evaluator& hw_evaluator();
-// Exits the process with 77 (ctest: skipped) and a message when there is no GPU.
+// Returns when the evaluator has a GPU. Otherwise: where the machine has no
+// GPU at all (no_gpu_at_all), prints why and exits the process with 77
+// (ctest: skipped); where the NVIDIA driver finds a device (or the driver is
+// there but fails), fails the test case with the evaluator's reason.
 void require_gpu();
+// Why this machine has no NVIDIA GPU at all, asked of the driver (libcuda.so.1
+// absent with no /dev/nvidia* node, the toolkit's stub, or no device); empty
+// when a GPU is there, usable or not.
+std::string no_gpu_at_all();
 // One line per evaluation, appended to $PTXBENCH_GPU_TEST_LOG (JSON lines) when set.
 void log_result(const std::string& name, const evaluation_result& r);
 

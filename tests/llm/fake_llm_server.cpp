@@ -3,6 +3,8 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "wait_until.hpp"
+
 namespace ptxbench::test {
 
 fake_llm_server::fake_llm_server(reply_script script) : m_script(std::move(script)) {
@@ -14,8 +16,7 @@ fake_llm_server::fake_llm_server(reply_script script) : m_script(std::move(scrip
   m_thread = std::thread([this] { m_server.listen_after_bind(); });
   // The socket already listens after bind; wait for the accept loop anyway so
   // that stop() in the destructor cannot race with its start.
-  for (int i = 0; i < 500 && !m_server.is_running(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  wait_until([this] { return m_server.is_running(); }, std::chrono::seconds(1), std::chrono::milliseconds(2));
 }
 
 fake_llm_server::~fake_llm_server() {

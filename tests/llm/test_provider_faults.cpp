@@ -63,7 +63,7 @@ TEST_CASE("faults: 500 then success") {
 
 TEST_CASE("faults: a server slower than the timeout is abandoned and retried") {
   fake_llm_server server([](int index, const httplib::Request&, httplib::Response& res) {
-    if (index == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    if (index == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // the slow server under test
     reply_json(res, openai_body("recovered"));
   });
   auto c = fast_config(server);

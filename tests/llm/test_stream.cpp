@@ -10,6 +10,7 @@
 #include "agent/llm/wire_format.hpp"
 #include "evaluator/api/json_path.hpp"
 #include "llm_test_support.hpp"
+#include "wait_until.hpp"
 
 using namespace ptxbench;
 using namespace ptxbench::test;
@@ -22,7 +23,7 @@ void reply_stream(httplib::Response& res, std::vector<std::string> chunks, int g
   auto shared = std::make_shared<std::vector<std::string>>(std::move(chunks));
   res.set_chunked_content_provider("text/event-stream", [shared, gap_ms](size_t, httplib::DataSink& sink) {
     for (const auto& c : *shared) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(gap_ms));
+      std::this_thread::sleep_for(std::chrono::milliseconds(gap_ms));  // a stream arriving in pieces is the input
       if (!sink.write(c.data(), c.size())) return false;
     }
     sink.done();
@@ -217,14 +218,15 @@ TEST_CASE("think tags: a provider splits them by default - after the server's ow
 TEST_CASE("cancellation: an HTTP call in flight ends within 2 s - not retried - not a failure") {
   std::atomic<bool> release{false};
   fake_llm_server server([&](int, const httplib::Request&, httplib::Response& res) {
-    for (int i = 0; i < 3000 && !release; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    test::wait_until([&] { return release.load(); }, std::chrono::seconds(30), std::chrono::milliseconds(10));
     reply_json(res, openai_body("late"));
   });
   auto c = fast_config(server);
   c.timeout_s = 60;
   auto p = make_http_provider(c);
-  std::thread canceller([] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::thread canceller([&] {
+    // Cancel once the call is in flight: the server holds its request.
+    test::wait_until([&] { return server.request_count() == 1; });
     cancel_llm_calls();
   });
   auto start = std::chrono::steady_clock::now();

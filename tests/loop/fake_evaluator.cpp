@@ -8,6 +8,7 @@ namespace ptxbench::test {
 evaluation_result fake_evaluator::evaluate(const evaluation_request& request) {
   ++m_calls;
   auto work = [&] {
+    // The evaluation's cost is simulated time: what the orchestrator tests measure.
     if (m_cost_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(m_cost_ms));
   };
   if (m_serialized) {

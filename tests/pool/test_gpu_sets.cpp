@@ -18,6 +18,7 @@
 #include "evaluator/pool/gpu_slot.hpp"
 #include "evaluator/pool/slot_queue.hpp"
 #include "pool_support.hpp"
+#include "wait_until.hpp"
 
 using namespace ptxbench;
 namespace fs = std::filesystem;
@@ -58,7 +59,7 @@ struct timed_result {
   double end_ms = 0;  // since the start of the batch
 };
 
-std::vector<timed_result> evaluate_all(evaluator& ev, const std::vector<evaluation_request>& reqs, int stagger_ms = 0) {
+std::vector<timed_result> evaluate_all(evaluator& ev, const std::vector<evaluation_request>& reqs) {
   auto t0 = clock_type::now();
   std::vector<std::future<timed_result>> f;
   for (size_t i = 0; i < reqs.size(); ++i) {
@@ -67,7 +68,6 @@ std::vector<timed_result> evaluate_all(evaluator& ev, const std::vector<evaluati
       t.end_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
       return t;
     }));
-    if (i == 0 && stagger_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(stagger_ms));
   }
   std::vector<timed_result> out;
   for (auto& x : f) out.push_back(x.get());
@@ -147,8 +147,9 @@ struct fake_gpu_set {
   }
 };
 
+// With `first_alone`, the others are sent once the first job holds its GPU.
 std::vector<std::pair<job_outcome, double>> run_all(fake_gpu_set& set, const std::vector<std::string>& modes,
-                                                    int stagger_ms = 0) {
+                                                    bool first_alone = false) {
   auto t0 = clock_type::now();
   std::vector<std::future<std::pair<job_outcome, double>>> f;
   for (size_t i = 0; i < modes.size(); ++i) {
@@ -156,7 +157,7 @@ std::vector<std::pair<job_outcome, double>> run_all(fake_gpu_set& set, const std
       auto out = set.run(modes[i]);
       return std::make_pair(out, std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
     }));
-    if (i == 0 && stagger_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(stagger_ms));
+    if (i == 0 && first_alone) REQUIRE(ptxbench::test::wait_until([&] { return set.queue.busy() == 1; }));
   }
   std::vector<std::pair<job_outcome, double>> out;
   for (auto& x : f) out.push_back(x.get());
@@ -167,7 +168,7 @@ TEST_CASE("work stealing: short jobs never wait behind a long one while another 
   fake_gpu_set set(2);
   std::vector<std::string> modes{"sleep:3000"};
   for (int i = 0; i < 5; ++i) modes.push_back("sleep:100");
-  auto results = run_all(set, modes, 300);  // the long job takes its GPU first
+  auto results = run_all(set, modes, true);  // the long job takes its GPU first
   const double long_end = results[0].second;
   CHECK(long_end >= 3000);
   for (size_t i = 1; i < results.size(); ++i) {

@@ -17,6 +17,7 @@
 #include "evaluator/api/local.hpp"
 #include "evaluator/pool/worker_process.hpp"
 #include "pool_support.hpp"
+#include "wait_until.hpp"
 
 using namespace ptxbench;
 namespace fs = std::filesystem;
@@ -84,14 +85,12 @@ TEST_CASE("spares start side by side - not one after another") {
   // The bound leaves room for a loaded 2-core machine (300 ms was exceeded
   // once under ctest -j2).
   std::vector<span> starts;
-  const auto t0 = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10)) {
+  ptxbench::test::wait_until([&] {
     starts.clear();
     for (const span& s : read_spans(log))
       if (s.kind == 'P') starts.push_back(s);
-    if (starts.size() >= 4) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+    return starts.size() >= 4;
+  }, std::chrono::seconds(10), std::chrono::milliseconds(20));
   REQUIRE(starts.size() >= 4);
   long long first = starts[0].start, last = starts[0].start;
   for (const span& s : starts) {
@@ -230,10 +229,7 @@ TEST_CASE("a main job whose counting passes ran beside it times before their spa
   o.spare_workers = 2;
   o.speculative_counting = 1;
   auto ev = make_local_evaluator(o);
-  const auto t0 = std::chrono::steady_clock::now();
-  while (ev->usage().at(0).spare_starts < 2 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10))
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  REQUIRE(ev->usage().at(0).spare_starts >= 2);
+  REQUIRE(ptxbench::test::wait_until([&] { return ev->usage().at(0).spare_starts >= 2; }, std::chrono::seconds(10)));
   const size_t first_starts = read_spans(starts).size();
   const evaluation_result r = ev->evaluate(counted_request("timed:" + timed.string()));
   bool beside = false;
@@ -246,8 +242,14 @@ TEST_CASE("a main job whose counting passes ran beside it times before their spa
   CHECK(beside);
   REQUIRE(asked >= 0);
   CHECK_MESSAGE(go - asked < 200, "the main job waited " << go - asked << " ms for the GPU");
-  // Let the replacements finish, then compare: their contexts came after the timing.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // Let the replacements of the two spares the passes took finish (each logs
+  // its start when done), then compare: their contexts came after the timing.
+  const auto replaced = [&] {
+    const std::vector<span> all = read_spans(starts);
+    return std::count_if(all.begin() + std::ptrdiff_t(std::min(first_starts, all.size())), all.end(),
+                         [](const span& x) { return x.kind == 'S'; });
+  };
+  CHECK(ptxbench::test::wait_until([&] { return replaced() >= 2; }, std::chrono::seconds(10)));
   const std::vector<span> t = read_spans(timed), s = read_spans(starts);
   const auto timing = std::find_if(t.begin(), t.end(), [](const span& x) { return x.kind == 'T'; });
   REQUIRE(timing != t.end());

@@ -12,6 +12,7 @@
 #include "agent/http/remote_evaluator.hpp"
 #include "evaluator/api/json_path.hpp"
 #include "service_fixture.hpp"
+#include "wait_until.hpp"
 
 using namespace ptxbench;
 using namespace ptxbench::testing;
@@ -223,7 +224,8 @@ TEST_CASE("remote evaluator: a stop ends a waiting evaluation at once - as unava
       thrown = std::current_exception();
     }
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Stop once the evaluation waits: the service has refused it (Retry-After 30 s).
+  CHECK(ptxbench::test::wait_until([&] { return full.calls() >= 1; }));
   cancel_llm_calls();
   t.join();
   reset_llm_cancellation();
@@ -243,7 +245,7 @@ TEST_CASE("remote evaluator: a service restarting is waited for - one gone for m
   CHECK(remote->evaluate(request("p")).headline == "scripted");
   service.reset();  // down: connections refused
   std::thread restart([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the outage under test
     service = std::make_unique<scripted_service>(
         [](const httplib::Request& req, httplib::Response& res, int) { good_answer(req, res); }, port);
   });

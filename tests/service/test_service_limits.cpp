@@ -13,6 +13,7 @@
 #include "evaluator/api/json_path.hpp"
 #include "service_fixture.hpp"
 #include "slow_clients.hpp"
+#include "wait_until.hpp"
 
 using namespace ptxbench;
 using namespace ptxbench::testing;
@@ -20,6 +21,13 @@ using nlohmann::json;
 
 namespace {
 json item(const std::string& ptx) { return {{"task", "gemm_bf16_mma_sync"}, {"ptx", ptx}, {"manifest", "{}"}}; }
+
+// Evaluations admitted and waiting, as /v1/health reports them (-1: no answer).
+int waiting(int port) {
+  httplib::Client c("127.0.0.1", port);
+  auto h = c.Get("/v1/health");
+  return h && h->status == 200 ? json::parse(h->body).at("queue").at("waiting").get<int>() : -1;
+}
 }  // namespace
 
 TEST_CASE("evald runs a batch concurrently up to its width and keeps the order") {
@@ -35,7 +43,8 @@ TEST_CASE("evald runs a batch concurrently up to its width and keeps the order")
     return client.Post("/v1/evaluate/batch", batch.dump(), "application/json");
   });
   REQUIRE(eval.wait_running(3));
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Every item is either running or waiting: a fourth would have started by now.
+  CHECK(test::wait_until([&] { return waiting(svc.port()) == 4; }));
   CHECK(eval.peak() == 3);  // never more than the width
   httplib::Client probe("127.0.0.1", svc.port());
   probe.set_read_timeout(300, 0);
@@ -51,9 +60,15 @@ TEST_CASE("evald runs a batch concurrently up to its width and keeps the order")
   REQUIRE(results.size() == 7);
   for (int i = 0; i < 7; ++i) CHECK(results[size_t(i)].at("headline") == "task gemm_bf16_mma_sync ptx p" + std::to_string(i));
 
-  auto after = probe.Get("/v1/metrics");
-  REQUIRE(after);
-  const std::string& m = after->body;
+  // The response counter is counted once the answer has been sent, so the
+  // client may read its answer first: wait for it (not a sleep).
+  const std::string responded = "ptxbench_evald_http_responses_total{endpoint=\"/v1/evaluate/batch\",code=\"200\"} 1\n";
+  std::string m, content_type;
+  CHECK(test::wait_until([&] {
+    auto after = probe.Get("/v1/metrics");
+    if (after) m = after->body, content_type = after->get_header_value("Content-Type");
+    return m.find(responded) != std::string::npos;
+  }));
   CHECK(m.find("ptxbench_evald_evaluations_total 7\n") != std::string::npos);
   CHECK(m.find("ptxbench_evald_evaluation_seconds_bucket{le=\"+Inf\"} 7\n") != std::string::npos);
   CHECK(m.find("ptxbench_evald_evaluation_seconds_count 7\n") != std::string::npos);
@@ -61,7 +76,7 @@ TEST_CASE("evald runs a batch concurrently up to its width and keeps the order")
   CHECK(m.find("ptxbench_evald_verdicts_total{verdict=\"compile\"} 7\n") != std::string::npos);
   CHECK(m.find("ptxbench_evald_http_responses_total{endpoint=\"/v1/evaluate/batch\",code=\"200\"} 1\n") !=
         std::string::npos);
-  CHECK(after->get_header_value("Content-Type").find("text/plain") == 0);
+  CHECK(content_type.find("text/plain") == 0);
 }
 
 TEST_CASE("evald answers 429 with Retry-After when the queue is full - and serves again after") {
@@ -79,12 +94,7 @@ TEST_CASE("evald answers 429 with Retry-After when the queue is full - and serve
   auto first = std::async(std::launch::async, [&] { return post(item("a"), "/v1/evaluate"); });
   REQUIRE(eval.wait_running(1));
   auto second = std::async(std::launch::async, [&] { return post(item("b"), "/v1/evaluate"); });
-  for (int i = 0; i < 200 && svc.service().metrics().evaluations() == 0; ++i) {
-    httplib::Client c("127.0.0.1", svc.port());
-    auto h = c.Get("/v1/health");
-    if (h && json::parse(h->body).at("queue").at("waiting") == 1) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  REQUIRE(test::wait_until([&] { return waiting(svc.port()) == 1; }));
   auto full = post(item("c"), "/v1/evaluate");
   REQUIRE(full);
   CHECK(full->status == 429);

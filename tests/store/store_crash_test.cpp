@@ -106,7 +106,7 @@ TEST_CASE("a writer killed with SIGKILL at random moments resumes with no turn l
     }
     // The first kill comes early so that it lands mid-run even on a fast machine.
     const int delay = attempt == 0 ? std::min(delay_ms(random), 120) : delay_ms(random);
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay));  // the random moment is what is tested
     kill(w.pid, SIGKILL);
     const int status = wait_for(w);
     if (WIFSIGNALED(status)) {

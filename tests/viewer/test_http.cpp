@@ -61,7 +61,7 @@ TEST_CASE("viewer answers percent-encoded invalid UTF-8 with 400") {
 TEST_CASE("viewer keeps answering while 60 idle TCP connections are open") {
   testing::served_db served("viewer-http-idle");
   auto idle = std::make_unique<test::idle_sockets>(served.port(), 60);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the server has accepted them all
+  REQUIRE(idle->wait_accepted());
   httplib::Client client("127.0.0.1", served.port());
   client.set_connection_timeout(3, 0);
   client.set_read_timeout(3, 0);
