@@ -8,6 +8,7 @@
 // The profiler and the host object are per call: a process that counts many
 // evaluations opens and closes one Enable/Disable range each.
 #include "evaluator/profile/hw_counter.hpp"
+#include "evaluator/profile/cupti_support.hpp"
 
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
@@ -57,14 +58,7 @@ void check_device_supported(CUdevice device) {
   p.api = CUPTI_PROFILER_RANGE_PROFILING;
   check(cuptiProfilerDeviceSupported(&p), "cuptiProfilerDeviceSupported", true);
   if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED) return;
-  std::string why = "CUPTI range profiling is not supported on this device:";
-  if (p.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " architecture;";
-  if (p.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " vGPU profiling disabled or unsupported;";
-  if (p.confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " confidential compute;";
-  if (p.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " SLI;";
-  if (p.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " CMP device;";
-  if (p.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " WSL;";
-  throw hw_failure(why, true);
+  throw hw_failure(profile_detail::unsupported_reason("CUPTI range profiling is", p), true);
 }
 
 // The host object of a chip, deinitialised when it goes.

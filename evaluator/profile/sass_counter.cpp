@@ -7,6 +7,7 @@
 // patching): a module loaded before Enable is never instrumented, even if its
 // kernels first run inside the range; the module must be loaded inside `work`.
 #include "evaluator/profile/sass_counter.hpp"
+#include "evaluator/profile/cupti_support.hpp"
 
 #include <cupti_profiler_target.h>
 #include <cupti_result.h>
@@ -54,14 +55,7 @@ void check_device_supported(CUdevice device) {
   p.api = CUPTI_PROFILER_SASS_METRICS;
   check(cuptiProfilerDeviceSupported(&p), "cuptiProfilerDeviceSupported");
   if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED) return;
-  std::string why = "CUPTI SASS metrics are not supported on this device:";
-  if (p.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " architecture;";
-  if (p.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " vGPU profiling disabled or unsupported;";
-  if (p.confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " confidential compute;";
-  if (p.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " SLI;";
-  if (p.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " CMP device;";
-  if (p.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " WSL;";
-  throw cupti_failure(why);
+  throw cupti_failure(profile_detail::unsupported_reason("CUPTI SASS metrics are", p));
 }
 
 uint64_t metric_id(uint32_t device_index) {
