@@ -94,7 +94,12 @@ def line(id):
     sp = r.get("speedup")
     speed = f"{sp:.3f} (>= {p.get('threshold', 0):.2f})" if sp is not None else "-"
     times = f"{p.get('candidate_ms', 0):.4f} / {p.get('baseline_ms', 0):.4f} ms" if p else "-"
-    head = "" if verdict in ("PASS", "STATIC") else r.get("headline", "")[:160]
+    head = "" if verdict in ("PASS", "STATIC") else r.get("headline", "")[:240]
+    # A later stage's own trouble (a baseline that did not time, a failed
+    # measurement) is kept beside a verdict taken earlier.
+    perf = r.get("stages", {}).get("performance", {})
+    if verdict != "PASS" and perf.get("status") not in (None, "passed", "not_run") and "performance" not in verdict:
+        head += f" | performance {perf.get('status')}: {perf.get('reason', '')[:160]}"
     return f"{id:34} {verdict:18} {speed:18} {times:25} {secs:6.1f}s  {head}", verdict
 
 if what == "line":

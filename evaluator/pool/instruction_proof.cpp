@@ -114,6 +114,10 @@ std::string top_opcodes(const std::map<std::string, int64_t>& by_opcode, size_t 
 
 }  // namespace
 
+double other_math_denominator(double task_flops, double target_flops) {
+  return std::max(task_flops, target_flops);
+}
+
 double math_flops_per_exec(const sass_instruction& inst) {
   const sass_class_info c = classify_sass(inst);
   const bool math = c.kind == sass_kind::tensor || c.kind == sass_kind::float_math || c.kind == sass_kind::integer;
@@ -188,18 +192,24 @@ void apply_dynamic_counts(instruction_report& report, const sass_listing& sass, 
     last_by_opcode = e.by_opcode;
     if (unaccounted_failure.empty() && !e.unaccounted.empty()) unaccounted_failure = unaccounted_note(e, sc.size);
     std::string top = top_opcodes(e.by_opcode, 4);
-    // Math the task did not target.
-    double other = 0;
+    // Math the task did not target, against the math the kernel had to do
+    // (other_math_denominator).
+    double other = 0, target = 0;
     std::map<std::string, double> other_by;
     for (const auto& launch : e.per_launch)
       for (const auto& [inst, n] : launch) {
         double f = math_flops_per_exec(*inst);
-        if (f <= 0 || is_target_math(*inst)) continue;
+        if (f <= 0) continue;
+        if (is_target_math(*inst)) {
+          target += f * double(n);
+          continue;
+        }
         other += f * double(n);
         other_by[inst->opcode + (math_operand_type(*inst).empty() ? "" : "." + math_operand_type(*inst))] +=
             f * double(n);
       }
-    double other_share = sc.task_flops > 0 ? other / sc.task_flops : 0.0;
+    const double denominator = other_math_denominator(sc.task_flops, target);
+    double other_share = denominator > 0 ? other / denominator : 0.0;
     report.other_math_share[sc.size] = other_share;
     if (other_share > k_max_other_math_share && other_failure.empty()) {
       std::string who;
@@ -207,10 +217,14 @@ void apply_dynamic_counts(instruction_report& report, const sass_listing& sass, 
       std::string targets;
       for (const auto& c : report.checks)
         if (c.is_math) targets += (targets.empty() ? "" : "/") + c.ptx;
+      const bool padded = denominator > sc.task_flops;
       other_failure = "the math is done by instructions the task did not target, not by " +
                       (targets.empty() ? std::string("the target") : targets) + ": " + who + " = " +
-                      pct(other_share) + " of the task's FLOPs at " + sc.size + " (at most " +
-                      pct(k_max_other_math_share) + ")";
+                      pct(other_share) + " of " +
+                      (padded ? "the FLOPs the target executed (" + human(target) + ", more than the task's " +
+                                    human(sc.task_flops) + " in padded tiles)"
+                              : std::string("the task's FLOPs")) +
+                      " at " + sc.size + " (at most " + pct(k_max_other_math_share) + ")";
     }
     int64_t ctas = 0;
     for (const auto& l : sc.launches) ctas += l.ctas;

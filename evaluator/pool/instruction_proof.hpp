@@ -9,8 +9,9 @@
 //     the task's operand type carry >= k_min_flop_share of the task's FLOPs,
 //     and math the task did not target (FFMA/FMUL/FADD, HFMA2..., DFMA...,
 //     mma.sync where it is no target, tensor-core math on another type) carries
-//     <= k_max_other_math_share of them, so a tensor-core instruction issued
-//     beside FFMA that does the real work does not pass;
+//     <= k_max_other_math_share of the math the kernel had to do
+//     (other_math_denominator), so a tensor-core instruction issued beside
+//     FFMA that does the real work does not pass;
 //   TMA (cp.async.bulk.tensor): executed loads (UTMALDG, not stores) move at
 //     least k_min_moved_share of the bytes of the inputs that have tensor maps
 //     (a lower bound: executions x the smallest input box of the launch);
@@ -33,6 +34,17 @@ namespace ptxbench {
 inline constexpr double k_min_flop_share = 0.9;
 inline constexpr double k_max_other_math_share = 0.10;
 inline constexpr double k_min_moved_share = 0.5;
+
+// What other math is measured against at one counted size: the task's FLOPs,
+// or the FLOPs the target executed where that is more. A tile padded past the
+// size (a decode query padded to wgmma's 64 rows, a 17-key block in a 128-wide
+// tile) runs the target and its epilogue or softmax on the padding alike, so
+// the honest ratio of the two is kept; the task's FLOPs alone would charge the
+// padding's softmax or address arithmetic as math done instead of the target.
+// A kernel that computes the result with other math must still have the target
+// execute ten times that work to pass (measured against the task's FLOPs it
+// carries >= k_min_flop_share of them anyway), and is then slow.
+double other_math_denominator(double task_flops, double target_flops);
 
 // What the supervisor knows of one launch at one size, from the manifest.
 struct launch_facts {

@@ -181,3 +181,84 @@ TEST_CASE("scalar math carries its FLOPs per warp-level execution") {
   CHECK(math_operand_type({"k", 0, "HFMA2", "HFMA2.BF16_V2 R1, R2, R3, R1 ;"}) == "BF16");
   CHECK(math_flops_per_exec({"k", 0, "LDG", "LDG.E R2, [R2] ;"}) == 0);
 }
+
+namespace {
+
+// A kernel's counts at a size its tiles over-cover: the target executes `pad`
+// times the task's FLOPs (a decode query in wgmma's 64 rows, a 17-key block in
+// a 128-wide tile), and `other` lists the other math it runs per task FLOP on
+// that padding alike (softmax, fp32 promotion, index arithmetic).
+struct other_op {
+  const char* text;
+  double per_target_flop;  // this op's FLOPs / the FLOPs the target executes
+};
+
+instruction_report judge_padded(double pad, const std::vector<other_op>& other) {
+  auto r = static_report();
+  sass_listing l = listing();
+  auto sc = honest(64, 256, 64);
+  sc.counts[0][0].executed = uint64_t(pad * sc.task_flops / (2.0 * 64 * 256 * 16 / 4));
+  uint64_t pc = 0x100;
+  for (const other_op& o : other) {
+    const std::string text = o.text;
+    sass_instruction inst{"k", pc, text.substr(0, text.find_first_of(". ")), text};
+    l.instructions.push_back(inst);
+    const double flops = o.per_target_flop * pad * sc.task_flops;
+    sc.counts[0].push_back({"k", pc, uint64_t(flops / math_flops_per_exec(inst))});
+    pc += 0x10;
+  }
+  apply_dynamic_counts(r, l, tma_task(), {sc});
+  return r;
+}
+
+}  // namespace
+
+// The false failures of the H100 run of 2026-12-06 (docs/gpu-runs.md): honest
+// solutions whose small hidden sizes run the target on padded tiles, and the
+// softmax, fp32 promotion or index arithmetic beside it on the padding too.
+TEST_CASE("other math on padded tiles is judged against the target's executed FLOPs - honest solutions pass") {
+  struct family {
+    const char* name;
+    double pad;
+    std::vector<other_op> other;
+  };
+  // Other math per FLOP the target executes, as the solutions' designs do it:
+  // softmax at 4·D = 512 target FLOPs per score (head dim 128), the integer
+  // division of tile indices, fp32 promotion every 64 of K.
+  const std::vector<family> families = {
+      // attention decode: one query row in 64, softmax on every row of the tile
+      {"attention decode", 64, {{"FADD R4, R8, R10 ;", 0.004}, {"FFMA R4, R8, R10, R4 ;", 0.006},
+                                {"FMNMX R4, R8, R10, !PT ;", 0.003}, {"MUFU.EX2 R4, R8 ;", 0.003}}},
+      // attention forward at an odd length: a 17-key block in a 128-wide tile
+      {"attention forward odd length", 7.5, {{"FADD R4, R8, R10 ;", 0.004}, {"FFMA R4, R8, R10, R4 ;", 0.008},
+                                             {"FMNMX R4, R8, R10, !PT ;", 0.004}}},
+      // GEMM decode M=16 at a small hidden size: tile indices by integer division
+      {"GEMM decode", 4, {{"IMAD R17, R6, R15, RZ ;", 0.03}, {"MUFU.RCP R3, R3 ;", 0.002},
+                          {"UIMAD.WIDE UR4, UR5, UR4, URZ ;", 0.0001}}},
+      // fp8 GEMM: fp32 promotion of the wgmma accumulator in a padded tile
+      {"fp8 GEMM promotion", 16, {{"FADD R4, R8, R10 ;", 0.008}, {"FMUL R4, R8, R10 ;", 0.0005}}},
+  };
+  for (const family& f : families) {
+    CAPTURE(f.name);
+    auto r = judge_padded(f.pad, f.other);
+    const stage_outcome o = instruction_outcome(r, "");
+    CHECK_MESSAGE(o.status == stage_status::passed, o.reason);
+    for (const auto& [size, share] : r.other_math_share) CHECK(share < k_max_other_math_share);
+  }
+}
+
+TEST_CASE("padding does not hide other math that does the task's work") {
+  // DMMA or FFMA computes the whole result while the target runs on tiles padded
+  // up to 8x: the other math is still more than a tenth of what the target did.
+  for (const char* text : {"DMMA.8x8x4 R4, R8, R10, R4 ;", "FFMA R4, R8, R10, R4 ;"}) {
+    CAPTURE(text);
+    for (double pad : {1.0, 8.0}) {
+      CAPTURE(pad);
+      auto r = judge_padded(pad, {{text, 1.0 / pad}});  // the whole task's FLOPs
+      const stage_outcome o = instruction_outcome(r, "");
+      CHECK(o.status == stage_status::failed);
+      CHECK(o.reason.find("the task did not target") != std::string::npos);
+      if (pad > 1) CHECK(o.reason.find("padded tiles") != std::string::npos);
+    }
+  }
+}
