@@ -9,7 +9,7 @@
 // `hw_unavailable`, never the candidate's.
 #include "evaluator/gpu/references.hpp"
 #include "evaluator/gpu/worker_state.hpp"
-#include "evaluator/pool/protocol.hpp"
+#include "evaluator/protocol/protocol.hpp"
 
 namespace ptxbench::gpu {
 

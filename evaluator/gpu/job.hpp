@@ -5,7 +5,7 @@
 // a cuda_error escaping from here is the worker's own failure.
 #include "evaluator/gpu/references.hpp"
 #include "evaluator/gpu/worker_state.hpp"
-#include "evaluator/pool/protocol.hpp"
+#include "evaluator/protocol/protocol.hpp"
 
 namespace ptxbench::gpu {
 

@@ -1,6 +1,6 @@
 // ptxbench-worker: the GPU side of the evaluator. One process per GPU, started
 // by the supervisor (evaluator/pool) with `--device N`; speaks the protocol of
-// evaluator/pool/protocol.hpp on stdin/stdout. Exits after a sticky CUDA error
+// evaluator/protocol/protocol.hpp on stdin/stdout. Exits after a sticky CUDA error
 // (the context is lost) so the supervisor starts a fresh one.
 #include <unistd.h>
 
@@ -15,7 +15,7 @@
 #include "evaluator/gpu/job.hpp"
 #include "evaluator/gpu/references.hpp"
 #include "evaluator/gpu/worker_state.hpp"
-#include "evaluator/pool/protocol.hpp"
+#include "evaluator/protocol/protocol.hpp"
 #ifdef PTXBENCH_HAVE_PROFILE
 #include "evaluator/profile/sass_counter.hpp"
 #endif

@@ -27,7 +27,7 @@
 #include "evaluator/gpu/candidate_run.hpp"
 #include "evaluator/gpu/references.hpp"
 #include "evaluator/gpu/worker_state.hpp"
-#include "evaluator/pool/protocol.hpp"
+#include "evaluator/protocol/protocol.hpp"
 
 namespace ptxbench::gpu {
 

@@ -10,7 +10,7 @@
 
 #include "evaluator/gpu/device_memory.hpp"
 #include "evaluator/gpu/launcher.hpp"
-#include "evaluator/pool/protocol.hpp"
+#include "evaluator/protocol/protocol.hpp"
 
 namespace ptxbench::gpu {
 

@@ -27,7 +27,7 @@
 #include "evaluator/api/manifest.hpp"
 #include "evaluator/api/task.hpp"
 #include "evaluator/compile/compile.hpp"
-#include "evaluator/pool/protocol.hpp"
+#include "evaluator/protocol/protocol.hpp"
 
 namespace ptxbench {
 

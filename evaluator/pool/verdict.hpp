@@ -7,7 +7,7 @@
 #include "evaluator/compile/compile.hpp"
 #include "evaluator/pool/hw_cross_check.hpp"
 #include "evaluator/pool/instruction_proof.hpp"
-#include "evaluator/pool/protocol.hpp"
+#include "evaluator/protocol/protocol.hpp"
 
 namespace ptxbench {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "evaluator/pool/protocol.hpp"
+#include "evaluator/protocol/protocol.hpp"
 
 namespace ptxbench {
 

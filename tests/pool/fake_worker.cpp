@@ -46,7 +46,7 @@
 #include <string>
 #include <thread>
 
-#include "evaluator/pool/protocol.hpp"
+#include "evaluator/protocol/protocol.hpp"
 
 using namespace ptxbench;
 

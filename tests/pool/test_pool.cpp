@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "evaluator/pool/instruction_proof.hpp"
-#include "evaluator/pool/protocol.hpp"
+#include "evaluator/protocol/protocol.hpp"
 #include "evaluator/pool/verdict.hpp"
 
 using namespace ptxbench;

@@ -1,4 +1,4 @@
-#include "evaluator/pool/protocol.hpp"
+#include "evaluator/protocol/protocol.hpp"
 
 #include <poll.h>
 #include <unistd.h>
