@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "bench/source_dir.hpp"
-#include "evaluator/api/files.hpp"
+#include "evaluator/common/files.hpp"
 #include "evaluator/api/local.hpp"
 #include "evaluator/api/verdict.hpp"
 #include "evaluator/api/solutions.hpp"

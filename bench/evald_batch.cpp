@@ -22,7 +22,7 @@
 #include "agent/service/server.hpp"
 #include "evaluator/api/verdict.hpp"
 #include "bench/source_dir.hpp"
-#include "evaluator/api/files.hpp"
+#include "evaluator/common/files.hpp"
 #include "evaluator/api/local.hpp"
 
 using namespace ptxbench;

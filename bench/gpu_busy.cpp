@@ -33,7 +33,7 @@
 #include "agent/endpoint/embedded_endpoint.hpp"
 #include "agent/loop/orchestrator.hpp"
 #include "bench/source_dir.hpp"
-#include "evaluator/api/files.hpp"
+#include "evaluator/common/files.hpp"
 #include "evaluator/api/local.hpp"
 #include "evaluator/api/verdict.hpp"
 #include "evaluator/api/solutions.hpp"

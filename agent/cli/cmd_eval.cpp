@@ -9,8 +9,8 @@
 #include "agent/cli/commands.hpp"
 #include "agent/prompt/prompt.hpp"
 #include "evaluator/api/candidate.hpp"
-#include "evaluator/api/files.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/files.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/local.hpp"
 #include "evaluator/api/verdict.hpp"
 

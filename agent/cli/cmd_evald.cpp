@@ -10,7 +10,7 @@
 
 #include "agent/cli/commands.hpp"
 #include "agent/service/server.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/local.hpp"
 
 namespace ptxbench::cli {

@@ -10,7 +10,7 @@
 #include "agent/cli/commands.hpp"
 #include "agent/cli/output_file.hpp"
 #include "agent/data/export.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::cli {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "agent/cli/commands.hpp"
 #include "agent/store/merge.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::cli {
 namespace {

@@ -10,7 +10,7 @@
 #include "agent/endpoint/embedded_endpoint.hpp"
 #include "agent/loop/experiment_config.hpp"
 #include "agent/mutate/mutate_run.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/local.hpp"
 
 namespace ptxbench::cli {

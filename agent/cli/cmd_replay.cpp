@@ -5,7 +5,7 @@
 
 #include "agent/cli/commands.hpp"
 #include "agent/data/replay.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/local.hpp"
 
 namespace ptxbench::cli {

@@ -6,7 +6,7 @@
 #include "agent/cli/commands.hpp"
 #include "agent/cli/output_file.hpp"
 #include "agent/data/report.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::cli {
 

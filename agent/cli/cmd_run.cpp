@@ -8,7 +8,7 @@
 #include "agent/cli/run_config.hpp"
 #include "agent/cli/run_parts.hpp"
 #include "agent/cli/run_report.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::cli {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "agent/cli/commands.hpp"
 #include "agent/viewer/server.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::cli {
 

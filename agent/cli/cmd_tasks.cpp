@@ -6,7 +6,7 @@
 #include "agent/cli/commands.hpp"
 #include "agent/prompt/prompt.hpp"
 #include "evaluator/api/hidden_sizes.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/task_check.hpp"
 
 namespace ptxbench::cli {

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::cli {
 

@@ -11,7 +11,7 @@
 #include "agent/cli/option_help.hpp"
 #include "agent/store/merge.hpp"
 #include "agent/store/store.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "ptxbench/version.hpp"
 
 namespace {

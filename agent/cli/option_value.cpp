@@ -8,7 +8,7 @@
 #include <cstdlib>
 
 #include "agent/cli/option_reader.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::cli {
 namespace {

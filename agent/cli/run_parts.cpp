@@ -7,7 +7,7 @@
 
 #include "agent/http/remote_evaluator.hpp"
 #include "agent/store/store.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/local.hpp"
 
 namespace ptxbench::cli {

@@ -10,8 +10,8 @@
 
 #include "agent/data/pretokenize.hpp"
 #include "agent/data/token_count.hpp"
-#include "evaluator/api/files.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/files.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::data {
 namespace {

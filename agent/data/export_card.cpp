@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "agent/data/export.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::data {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "agent/data/export.hpp"
 #include "agent/data/export_lengths.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::data {
 

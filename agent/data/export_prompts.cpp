@@ -8,7 +8,7 @@
 #include "agent/data/export_lengths.hpp"
 #include "agent/data/export_messages.hpp"
 #include "agent/prompt/prompt.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::data {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "agent/data/export.hpp"
 #include "agent/data/export_messages.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::data {
 namespace {

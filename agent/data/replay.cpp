@@ -10,16 +10,11 @@
 #include <thread>
 
 #include "agent/data/run_data.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/host.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::data {
 namespace {
-
-std::string host_name() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
-}
 
 // One candidate to judge again.
 struct replay_job {

@@ -4,7 +4,8 @@
 #include <array>
 
 #include "evaluator/api/evaluation.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/hash.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::data {
 
@@ -148,13 +149,6 @@ bool compiled(const turn_view& turn) {
   return quality_of(turn).stage_passed[static_cast<int>(stage::compile)];
 }
 
-uint64_t stable_hash(const std::string& text) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
+uint64_t stable_hash(const std::string& text) { return fnv1a(text); }
 
 }  // namespace ptxbench::data

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::data {
 

@@ -9,9 +9,9 @@
 #include <thread>
 
 #include "agent/http/server.hpp"
-#include "evaluator/api/files.hpp"
-#include "evaluator/api/json_path.hpp"
-#include "evaluator/api/utf8.hpp"
+#include "evaluator/common/files.hpp"
+#include "evaluator/common/json_path.hpp"
+#include "evaluator/common/utf8.hpp"
 
 namespace ptxbench {
 

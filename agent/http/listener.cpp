@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::http {
 namespace {

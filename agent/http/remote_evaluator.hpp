@@ -23,7 +23,7 @@
 // their form (every stage, this evaluator version, no GPU stage run when none
 // was asked for, the answer echoing this request's X-Request-Id) but cannot
 // tell a service that lies; run only services you control (docs/scale.md).
-// Every answer is read with the bounded JSON parser (evaluator/api/json_path.hpp).
+// Every answer is read with the bounded JSON parser (evaluator/common/json_path.hpp).
 #include <memory>
 #include <string>
 #include <vector>

@@ -19,8 +19,8 @@
 
 #include "agent/http/connection_io.hpp"
 #include "agent/http/listener.hpp"
-#include "evaluator/api/json_path.hpp"
-#include "evaluator/api/utf8.hpp"
+#include "evaluator/common/json_path.hpp"
+#include "evaluator/common/utf8.hpp"
 
 namespace ptxbench::http {
 namespace {

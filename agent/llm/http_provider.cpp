@@ -9,7 +9,7 @@
 #include "agent/http/transport.hpp"
 #include "agent/llm/retry_policy.hpp"
 #include "agent/llm/wire_format.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench {
 

@@ -6,8 +6,8 @@
 
 #include "agent/http/url.hpp"
 #include "agent/llm/provider.hpp"
-#include "evaluator/api/json_path.hpp"
-#include "evaluator/api/utf8.hpp"
+#include "evaluator/common/json_path.hpp"
+#include "evaluator/common/utf8.hpp"
 
 namespace ptxbench {
 

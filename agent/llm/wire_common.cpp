@@ -1,8 +1,8 @@
 #include <limits>
 #include <string_view>
 
-#include "evaluator/api/json_path.hpp"
-#include "evaluator/api/utf8.hpp"
+#include "evaluator/common/json_path.hpp"
+#include "evaluator/common/utf8.hpp"
 
 #include "agent/llm/wire_format.hpp"
 

@@ -7,8 +7,8 @@
 // bounded JSON parser.
 #include "agent/llm/sse.hpp"
 #include "agent/llm/wire_format.hpp"
-#include "evaluator/api/json_path.hpp"
-#include "evaluator/api/utf8.hpp"
+#include "evaluator/common/json_path.hpp"
+#include "evaluator/common/utf8.hpp"
 
 namespace ptxbench::llm_detail {
 

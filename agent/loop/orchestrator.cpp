@@ -12,7 +12,7 @@
 #include "agent/loop/writer_lease.hpp"
 #include "evaluator/api/candidate.hpp"
 #include "evaluator/api/verdict.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench {
 

@@ -6,15 +6,12 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/host.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench {
 
-std::string this_host() {
-  char buf[256] = {0};
-  if (gethostname(buf, sizeof buf - 1) != 0 || !buf[0]) return "unknown";
-  return buf;
-}
+std::string this_host() { return host_name(); }
 
 bool lease_holder_alive(const lease_row& holder, const std::string& host, const lease_timing& timing) {
   if (holder.heartbeat_age_s > timing.stale_after_s) return false;  // hung, or its PID was reused

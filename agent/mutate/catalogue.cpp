@@ -1,19 +1,11 @@
 #include <cstring>
 
 #include "agent/mutate/mutation.hpp"
+#include "evaluator/common/hash.hpp"
 
 namespace ptxbench::mutate {
 namespace {
 
-// FNV-1a: a stable hash (std::hash may differ between standard libraries, and
-// the same seed must give the same mutants everywhere).
-uint64_t fnv1a(const std::string& text, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 }  // namespace
 

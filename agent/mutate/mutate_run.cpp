@@ -8,8 +8,8 @@
 
 #include "agent/judge/judge.hpp"
 #include "evaluator/api/candidate.hpp"
-#include "evaluator/api/files.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/files.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/verdict.hpp"
 
 namespace ptxbench::mutate {

@@ -3,8 +3,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "evaluator/api/files.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/files.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/verdict.hpp"
 
 namespace ptxbench {

@@ -2,7 +2,7 @@
 
 #include "agent/service/text.hpp"
 #include "evaluator/api/candidate.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::service {
 

@@ -1,7 +1,7 @@
 #include "agent/service/server.hpp"
 
 #include "agent/http/server.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::service {
 namespace {

@@ -10,7 +10,7 @@
 #include "agent/judge/judge.hpp"
 #include "agent/service/request.hpp"
 #include "agent/service/text.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::service {
 namespace {

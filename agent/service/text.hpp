@@ -1,11 +1,11 @@
 #pragma once
 // Text the service puts in answers and in its log, which quotes what models
 // and clients wrote (any bytes, any length). Answers are made with json_text
-// (evaluator/api/json_path.hpp).
+// (evaluator/common/json_path.hpp).
 #include <string>
 
-#include "evaluator/api/json_path.hpp"
-#include "evaluator/api/utf8.hpp"
+#include "evaluator/common/json_path.hpp"
+#include "evaluator/common/utf8.hpp"
 
 namespace ptxbench::service {
 

@@ -4,7 +4,8 @@
 #include <cstdio>
 #include <map>
 
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/hash.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench {
 namespace {
@@ -41,14 +42,6 @@ std::string strip(const std::string& text) {
     out += text[i];
   }
   return out;
-}
-
-uint64_t fnv1a(const std::string& text, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ namespace ptxbench {
 std::string normalise_ptx(const std::string& ptx);
 
 // 16 hex digits over normalise_ptx(ptx) and the manifest (compact JSON when
-// it parses within the nesting bound of evaluator/api/json_path.hpp, else
+// it parses within the nesting bound of evaluator/common/json_path.hpp, else
 // whitespace-collapsed text); "" when the PTX is empty. Never throws for any
 // manifest text.
 std::string candidate_fingerprint(const std::string& ptx, const std::string& manifest);

@@ -9,7 +9,7 @@
 #include "agent/store/sqlite_handle.hpp"
 #include "agent/store/store.hpp"
 #include "agent/store/store_rows.hpp"
-#include "evaluator/api/utf8.hpp"
+#include "evaluator/common/utf8.hpp"
 
 namespace ptxbench {
 namespace {

@@ -6,7 +6,7 @@
 #include <system_error>
 
 #include "agent/store/store.hpp"
-#include "evaluator/api/utf8.hpp"
+#include "evaluator/common/utf8.hpp"
 
 namespace ptxbench::store_detail {
 namespace {

@@ -7,7 +7,7 @@
 #include "agent/store/ptx_fingerprint.hpp"
 #include "agent/store/schema.hpp"
 #include "agent/store/store_rows.hpp"
-#include "evaluator/api/utf8.hpp"
+#include "evaluator/common/utf8.hpp"
 
 namespace ptxbench {
 

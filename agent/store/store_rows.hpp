@@ -4,7 +4,7 @@
 // expects, starting at column `first`; keep the two in step.
 #include "agent/store/sqlite_handle.hpp"
 #include "agent/store/store.hpp"
-#include "evaluator/api/json_path.hpp"  // json_text for JSON columns
+#include "evaluator/common/json_path.hpp"  // json_text for JSON columns
 
 namespace ptxbench::store_detail {
 

@@ -9,7 +9,7 @@
 #include "agent/viewer/api.hpp"
 #include "agent/viewer/assets.hpp"
 #include "agent/viewer/pages.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench::viewer {
 namespace {

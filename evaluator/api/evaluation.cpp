@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/verdict.hpp"
 
 namespace ptxbench {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "evaluator/api/index_inputs.hpp"
-#include "evaluator/api/utf8.hpp"
+#include "evaluator/common/utf8.hpp"
 
 namespace ptxbench {
 

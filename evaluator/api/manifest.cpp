@@ -5,7 +5,7 @@
 
 #include "evaluator/api/expression.hpp"
 #include "evaluator/api/hidden_sizes.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/task.hpp"
 
 namespace ptxbench {

@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "evaluator/api/expression.hpp"
-#include "evaluator/api/files.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/files.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/size_rules.hpp"
 #include "evaluator/api/task_family.hpp"
 

@@ -2,8 +2,8 @@
 
 #include <map>
 
-#include "evaluator/api/files.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/files.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench {
 namespace {

@@ -13,7 +13,8 @@ void check_cu(CUresult r, const char* what) {
   cuGetErrorName(r, &name);
   cuGetErrorString(r, &text);
   throw cuda_error(std::string(what) + ": " + (name ? name : "CUDA error " + std::to_string(r)) +
-                   (text ? std::string(" (") + text + ")" : std::string()));
+                       (text ? std::string(" (") + text + ")" : std::string()),
+                   int(r));
 }
 
 device_buffer::device_buffer(size_t bytes) : m_bytes(bytes) {

@@ -6,14 +6,13 @@
 
 #include <cstddef>
 #include <functional>
-#include <stdexcept>
 #include <string>
+
+#include "evaluator/common/cuda_error.hpp"
 
 namespace ptxbench::baselines_detail {
 
-struct cuda_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using ptxbench::cuda_error;  // evaluator/common/cuda_error.hpp
 
 // Throws cuda_error "<what>: CUDA_ERROR_NAME (description)" unless r is CUDA_SUCCESS.
 void check_cu(CUresult r, const char* what);

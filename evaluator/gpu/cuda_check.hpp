@@ -7,17 +7,13 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include <stdexcept>
 #include <string>
+
+#include "evaluator/common/cuda_error.hpp"
 
 namespace ptxbench::gpu {
 
-struct cuda_error : std::runtime_error {
-  cuda_error(const std::string& what, CUresult code, bool sticky)
-      : std::runtime_error(what), code(code), sticky(sticky) {}
-  CUresult code;
-  bool sticky;
-};
+using ptxbench::cuda_error;  // evaluator/common/cuda_error.hpp: code is the CUresult
 
 // Errors after which the CUDA context cannot be used again.
 bool is_sticky(CUresult r);

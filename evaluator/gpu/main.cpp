@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string>
 
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/gpu/cuda_check.hpp"
 #include "evaluator/gpu/job.hpp"
 #include "evaluator/gpu/references.hpp"

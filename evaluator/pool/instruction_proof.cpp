@@ -166,150 +166,135 @@ size_counts counted_size_facts(const task& t, const manifest& m, const size_poin
   return sc;
 }
 
-void apply_dynamic_counts(instruction_report& report, const sass_listing& sass, const task& t,
-                          const std::vector<size_counts>& sizes) {
-  report.dynamic_ran = !sizes.empty();
-  if (sizes.empty()) return;
-  const std::vector<sass_mapping> table = sass_table(t.arch);
-  const std::string operand = task_operand_type(t);
-  // Which math opcodes are targets (their executions of the task's type count
-  // for the target; everything else is other math).
-  std::vector<std::string> target_math;
-  for (const auto& c : report.checks)
-    if (c.is_math) target_math.insert(target_math.end(), c.sass_opcodes.begin(), c.sass_opcodes.end());
-  auto is_target_math = [&](const sass_instruction& inst) {
-    return matches_any(inst, target_math) && (operand.empty() || math_operand_type(inst) == operand);
-  };
-  for (auto& c : report.checks) {
-    c.sizes.clear();
-    c.executed = -1;
-    c.flop_share = -1;
-  }
-  std::string other_failure, unaccounted_failure;
-  std::map<std::string, int64_t> last_by_opcode;
-  for (const auto& sc : sizes) {
-    executed_at_size e = map_counts(sass, sc);
-    last_by_opcode = e.by_opcode;
-    if (unaccounted_failure.empty() && !e.unaccounted.empty()) unaccounted_failure = unaccounted_note(e, sc.size);
-    std::string top = top_opcodes(e.by_opcode, 4);
-    // Math the task did not target, against the math the kernel had to do
-    // (other_math_denominator).
-    double other = 0, target = 0;
-    std::map<std::string, double> other_by;
-    for (const auto& launch : e.per_launch)
-      for (const auto& [inst, n] : launch) {
-        double f = math_flops_per_exec(*inst);
-        if (f <= 0) continue;
-        if (is_target_math(*inst)) {
-          target += f * double(n);
-          continue;
-        }
-        other += f * double(n);
-        other_by[inst->opcode + (math_operand_type(*inst).empty() ? "" : "." + math_operand_type(*inst))] +=
-            f * double(n);
-      }
-    const double denominator = other_math_denominator(sc.task_flops, target);
-    double other_share = denominator > 0 ? other / denominator : 0.0;
-    report.other_math_share[sc.size] = other_share;
-    if (other_share > k_max_other_math_share && other_failure.empty()) {
-      std::string who;
-      for (const auto& [k, v] : other_by) who += (who.empty() ? "" : ", ") + k + " " + human(v) + " FLOPs";
-      std::string targets;
-      for (const auto& c : report.checks)
-        if (c.is_math) targets += (targets.empty() ? "" : "/") + c.ptx;
-      const bool padded = denominator > sc.task_flops;
-      other_failure = "the math is done by instructions the task did not target, not by " +
-                      (targets.empty() ? std::string("the target") : targets) + ": " + who + " = " +
-                      pct(other_share) + " of " +
-                      (padded ? "the FLOPs the target executed (" + human(target) + ", more than the task's " +
-                                    human(sc.task_flops) + " in padded tiles)"
-                              : std::string("the task's FLOPs")) +
-                      " at " + sc.size + " (at most " + pct(k_max_other_math_share) + ")";
-    }
-    int64_t ctas = 0;
-    for (const auto& l : sc.launches) ctas += l.ctas;
-    for (auto& check : report.checks) {
-      const sass_mapping* mapping = mapping_for(table, check.ptx);
-      std::string work = mapping ? mapping->work : (check.is_math ? "math" : "per_cta");
-      std::vector<std::string> work_opcodes = mapping ? mapping->work_opcodes : check.sass_opcodes;
-      instruction_check::at_size at;
-      at.size = sc.size;
-      int64_t all = 0, counted = 0;
-      double flops = 0, moved = 0, steps = 0;
-      for (size_t li = 0; li < e.per_launch.size(); ++li) {
-        const launch_facts& lf = li < sc.launches.size() ? sc.launches[li] : launch_facts{};
-        int64_t launch_loads = 0;
-        for (const auto& [inst, n] : e.per_launch[li]) {
-          if (matches_any(*inst, check.sass_opcodes)) all += int64_t(n);
-          if (!matches_any(*inst, work_opcodes)) continue;
-          if (work == "math") {
-            if (!is_target_math(*inst)) continue;
-            flops += math_flops_per_exec(*inst) * double(n);
-          }
-          counted += int64_t(n);
-          launch_loads += int64_t(n);
-        }
-        if (work == "load_bytes") moved += double(launch_loads) * (lf.min_input_box_bytes > 0 ? lf.min_input_box_bytes : 16);
-        if (work == "smem_bytes") moved += double(launch_loads) * mapping->min_bytes_per_exec;
-        if (work == "per_step") {
-          // TMA loads of this launch (for the step count), whatever the task targets.
-          int64_t loads = 0;
-          for (const auto& [inst, n] : e.per_launch[li])
-            if (sass_opcode_matches(*inst, "UTMALDG")) loads += int64_t(n);
-          double by_loads = lf.input_maps > 0 ? double(loads) / lf.input_maps : 0.0;
-          steps += std::max(double(lf.ctas), by_loads);
-        }
-      }
-      at.executed = counted;
-      std::ostringstream note;
-      if (counted == 0) {
-        if (all > 0)
-          note << check.ptx << " executed " << human(double(all)) << "x at " << sc.size << " but none of it was "
-               << (work == "load_bytes" ? "a load (only stores: the inputs did not arrive by it)"
-                                        : work == "math" ? "math on the task's " + operand + " operands"
-                                                         : "of the kind that counts");
-        else
-          note << check.ptx << " is in the SASS but was never executed at " << sc.size
-               << "; the most executed instructions were: " << top;
-      } else if (work == "math") {
-        at.flop_share = sc.task_flops > 0 ? flops / sc.task_flops : 0.0;
-        if (at.flop_share < k_min_flop_share)
-          note << check.ptx << " executed " << human(double(counted)) << " times but did only " << pct(at.flop_share)
-               << " of the task's FLOPs at " << sc.size << " (needs " << pct(k_min_flop_share)
-               << "); the most executed instructions were: " << top;
-      } else if (work == "load_bytes" || work == "smem_bytes") {
-        double denom = work == "load_bytes" ? sc.mapped_input_bytes : sc.input_bytes;
-        at.bytes_share = denom > 0 ? moved / denom : 0.0;
-        if (at.bytes_share < k_min_moved_share)
-          note << check.ptx << " executed " << human(double(counted)) << " times at " << sc.size << ", moving at least "
-               << human(moved) << "B = " << pct(at.bytes_share) << " of the " << human(denom)
-               << "B of inputs (needs " << pct(k_min_moved_share) << ": the inputs must arrive this way)";
-      } else if (work == "per_step") {
-        at.per_step = steps > 0 ? double(counted) / steps : 0.0;
-        if (double(counted) < steps)
-          note << check.ptx << " executed " << human(double(counted)) << " times at " << sc.size << ", fewer than the "
-               << human(steps) << " pipeline steps (at least once per CTA and per TMA load of each input tensor map)";
-      } else if (counted < ctas) {
-        note << check.ptx << " executed " << human(double(counted)) << " times at " << sc.size
-             << ", fewer than once per CTA (" << human(double(ctas)) << " CTAs)";
-      }
-      at.passed = note.str().empty();
-      if (!at.passed && check.note.find(note.str()) == std::string::npos)
-        check.note += (check.sizes.empty() || check.note.empty() ? "" : "; ") + note.str();
-      if (check.executed < 0 || at.executed < check.executed) check.executed = at.executed;
-      if (at.flop_share >= 0 && (check.flop_share < 0 || at.flop_share < check.flop_share)) check.flop_share = at.flop_share;
-      check.sizes.push_back(at);
-    }
-  }
-  // The figures of the last counted size (the timed one, counted last).
-  std::vector<std::pair<std::string, int64_t>> top(last_by_opcode.begin(), last_by_opcode.end());
-  std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  if (top.size() > 20) top.resize(20);
-  report.executed_by_opcode = std::map<std::string, int64_t>(top.begin(), top.end());
+namespace {
 
+// What one counted size's judging needs besides the counts: the task's
+// operand type and its math targets' opcodes.
+struct proof_context {
+  const task& t;
+  std::string operand;
+  std::vector<std::string> target_math;
+  std::vector<sass_mapping> table;
+
+  bool is_target_math(const sass_instruction& inst) const {
+    return matches_any(inst, target_math) && (operand.empty() || math_operand_type(inst) == operand);
+  }
+};
+
+// Math the task did not target at one size, against the math the kernel had
+// to do (other_math_denominator): its share, and the failure when it is above
+// k_max_other_math_share ("" otherwise).
+std::string other_math_at_size(const instruction_report& report, const proof_context& ctx, const executed_at_size& e,
+                               const size_counts& sc, double& share) {
+  double other = 0, target = 0;
+  std::map<std::string, double> other_by;
+  for (const auto& launch : e.per_launch)
+    for (const auto& [inst, n] : launch) {
+      const double f = math_flops_per_exec(*inst);
+      if (f <= 0) continue;
+      if (ctx.is_target_math(*inst)) {
+        target += f * double(n);
+        continue;
+      }
+      other += f * double(n);
+      other_by[inst->opcode + (math_operand_type(*inst).empty() ? "" : "." + math_operand_type(*inst))] +=
+          f * double(n);
+    }
+  const double denominator = other_math_denominator(sc.task_flops, target);
+  share = denominator > 0 ? other / denominator : 0.0;
+  if (share <= k_max_other_math_share) return "";
+  std::string who;
+  for (const auto& [k, v] : other_by) who += (who.empty() ? "" : ", ") + k + " " + human(v) + " FLOPs";
+  std::string targets;
+  for (const auto& c : report.checks)
+    if (c.is_math) targets += (targets.empty() ? "" : "/") + c.ptx;
+  const bool padded = denominator > sc.task_flops;
+  return "the math is done by instructions the task did not target, not by " +
+         (targets.empty() ? std::string("the target") : targets) + ": " + who + " = " + pct(share) + " of " +
+         (padded ? "the FLOPs the target executed (" + human(target) + ", more than the task's " +
+                       human(sc.task_flops) + " in padded tiles)"
+                 : std::string("the task's FLOPs")) +
+         " at " + sc.size + " (at most " + pct(k_max_other_math_share) + ")";
+}
+
+// One target's work at one counted size: the figure its rule reads and, when
+// the rule is not met, why (`note`).
+instruction_check::at_size judge_at_size(const instruction_check& check, const proof_context& ctx,
+                                         const executed_at_size& e, const size_counts& sc, const std::string& top,
+                                         std::string& note_out) {
+  const sass_mapping* mapping = mapping_for(ctx.table, check.ptx);
+  const std::string work = mapping ? mapping->work : (check.is_math ? "math" : "per_cta");
+  const std::vector<std::string> work_opcodes = mapping ? mapping->work_opcodes : check.sass_opcodes;
+  instruction_check::at_size at;
+  at.size = sc.size;
+  int64_t all = 0, counted = 0, ctas = 0;
+  double flops = 0, moved = 0, steps = 0;
+  for (const auto& l : sc.launches) ctas += l.ctas;
+  for (size_t li = 0; li < e.per_launch.size(); ++li) {
+    const launch_facts& lf = li < sc.launches.size() ? sc.launches[li] : launch_facts{};
+    int64_t launch_loads = 0, tma_loads = 0;
+    for (const auto& [inst, n] : e.per_launch[li]) {
+      if (sass_opcode_matches(*inst, "UTMALDG")) tma_loads += int64_t(n);
+      if (matches_any(*inst, check.sass_opcodes)) all += int64_t(n);
+      if (!matches_any(*inst, work_opcodes)) continue;
+      if (work == "math") {
+        if (!ctx.is_target_math(*inst)) continue;
+        flops += math_flops_per_exec(*inst) * double(n);
+      }
+      counted += int64_t(n);
+      launch_loads += int64_t(n);
+    }
+    if (work == "load_bytes") moved += double(launch_loads) * (lf.min_input_box_bytes > 0 ? lf.min_input_box_bytes : 16);
+    if (work == "smem_bytes") moved += double(launch_loads) * mapping->min_bytes_per_exec;
+    // A step: at least one per CTA and one per TMA load of each input map of
+    // this launch, whatever the task targets.
+    if (work == "per_step") steps += std::max(double(lf.ctas), lf.input_maps > 0 ? double(tma_loads) / lf.input_maps : 0.0);
+  }
+  at.executed = counted;
+  std::ostringstream note;
+  if (counted == 0) {
+    if (all > 0)
+      note << check.ptx << " executed " << human(double(all)) << "x at " << sc.size << " but none of it was "
+           << (work == "load_bytes" ? "a load (only stores: the inputs did not arrive by it)"
+                                    : work == "math" ? "math on the task's " + ctx.operand + " operands"
+                                                     : "of the kind that counts");
+    else
+      note << check.ptx << " is in the SASS but was never executed at " << sc.size
+           << "; the most executed instructions were: " << top;
+  } else if (work == "math") {
+    at.flop_share = sc.task_flops > 0 ? flops / sc.task_flops : 0.0;
+    if (at.flop_share < k_min_flop_share)
+      note << check.ptx << " executed " << human(double(counted)) << " times but did only " << pct(at.flop_share)
+           << " of the task's FLOPs at " << sc.size << " (needs " << pct(k_min_flop_share)
+           << "); the most executed instructions were: " << top;
+  } else if (work == "load_bytes" || work == "smem_bytes") {
+    const double denom = work == "load_bytes" ? sc.mapped_input_bytes : sc.input_bytes;
+    at.bytes_share = denom > 0 ? moved / denom : 0.0;
+    if (at.bytes_share < k_min_moved_share)
+      note << check.ptx << " executed " << human(double(counted)) << " times at " << sc.size << ", moving at least "
+           << human(moved) << "B = " << pct(at.bytes_share) << " of the " << human(denom)
+           << "B of inputs (needs " << pct(k_min_moved_share) << ": the inputs must arrive this way)";
+  } else if (work == "per_step") {
+    at.per_step = steps > 0 ? double(counted) / steps : 0.0;
+    if (double(counted) < steps)
+      note << check.ptx << " executed " << human(double(counted)) << " times at " << sc.size << ", fewer than the "
+           << human(steps) << " pipeline steps (at least once per CTA and per TMA load of each input tensor map)";
+  } else if (counted < ctas) {
+    note << check.ptx << " executed " << human(double(counted)) << " times at " << sc.size
+         << ", fewer than once per CTA (" << human(double(ctas)) << " CTAs)";
+  }
+  at.passed = note.str().empty();
+  note_out = note.str();
+  return at;
+}
+
+// Each check's verdict over the sizes it was counted at, and the stage-wide
+// failures (other math, unaccounted work) attached where they are read.
+void settle_checks(instruction_report& report, const std::string& other_failure,
+                   const std::string& unaccounted_failure) {
   bool other_attached = false;
   for (auto& check : report.checks) {
-    bool static_ok = check.passed;
+    const bool static_ok = check.passed;
     bool dynamic_ok = std::all_of(check.sizes.begin(), check.sizes.end(), [](const auto& a) { return a.passed; });
     if (check.is_math && !other_failure.empty()) {
       dynamic_ok = false;
@@ -330,14 +315,58 @@ void apply_dynamic_counts(instruction_report& report, const sass_listing& sass, 
       check.note = note.str();
     }
   }
-  if (!other_failure.empty() && !other_attached && !report.checks.empty()) {
+  auto fail_first = [&](const std::string& why) {
+    if (why.empty() || report.checks.empty()) return;
     report.checks.front().passed = false;
-    report.checks.front().note += (report.checks.front().note.empty() ? "" : "; ") + other_failure;
+    report.checks.front().note += (report.checks.front().note.empty() ? "" : "; ") + why;
+  };
+  if (!other_attached) fail_first(other_failure);
+  fail_first(unaccounted_failure);
+}
+
+}  // namespace
+
+void apply_dynamic_counts(instruction_report& report, const sass_listing& sass, const task& t,
+                          const std::vector<size_counts>& sizes) {
+  report.dynamic_ran = !sizes.empty();
+  if (sizes.empty()) return;
+  proof_context ctx{t, task_operand_type(t), {}, sass_table(t.arch)};
+  // Which math opcodes are targets (their executions of the task's type count
+  // for the target; everything else is other math).
+  for (const auto& c : report.checks)
+    if (c.is_math) ctx.target_math.insert(ctx.target_math.end(), c.sass_opcodes.begin(), c.sass_opcodes.end());
+  for (auto& c : report.checks) {
+    c.sizes.clear();
+    c.executed = -1;
+    c.flop_share = -1;
   }
-  if (!unaccounted_failure.empty() && !report.checks.empty()) {
-    report.checks.front().passed = false;
-    report.checks.front().note += (report.checks.front().note.empty() ? "" : "; ") + unaccounted_failure;
+  std::string other_failure, unaccounted_failure;
+  std::map<std::string, int64_t> last_by_opcode;
+  for (const auto& sc : sizes) {
+    const executed_at_size e = map_counts(sass, sc);
+    last_by_opcode = e.by_opcode;
+    if (unaccounted_failure.empty() && !e.unaccounted.empty()) unaccounted_failure = unaccounted_note(e, sc.size);
+    const std::string top = top_opcodes(e.by_opcode, 4);
+    double share = 0;
+    const std::string other = other_math_at_size(report, ctx, e, sc, share);
+    report.other_math_share[sc.size] = share;
+    if (other_failure.empty()) other_failure = other;
+    for (auto& check : report.checks) {
+      std::string note;
+      const instruction_check::at_size at = judge_at_size(check, ctx, e, sc, top, note);
+      if (!at.passed && check.note.find(note) == std::string::npos)
+        check.note += (check.sizes.empty() || check.note.empty() ? "" : "; ") + note;
+      if (check.executed < 0 || at.executed < check.executed) check.executed = at.executed;
+      if (at.flop_share >= 0 && (check.flop_share < 0 || at.flop_share < check.flop_share)) check.flop_share = at.flop_share;
+      check.sizes.push_back(at);
+    }
   }
+  // The figures of the last counted size (the timed one, counted last).
+  std::vector<std::pair<std::string, int64_t>> top(last_by_opcode.begin(), last_by_opcode.end());
+  std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (top.size() > 20) top.resize(20);
+  report.executed_by_opcode = std::map<std::string, int64_t>(top.begin(), top.end());
+  settle_checks(report, other_failure, unaccounted_failure);
 }
 
 namespace {

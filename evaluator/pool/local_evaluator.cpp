@@ -18,7 +18,7 @@
 #include <set>
 
 #include "evaluator/api/hidden_sizes.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/compile/compile.hpp"
 #include "evaluator/pool/gpu_slot.hpp"
 #include "evaluator/pool/instruction_proof.hpp"

@@ -14,7 +14,7 @@
 #include "agent/cli/run_config.hpp"
 #include "agent/loop/experiment_config.hpp"
 #include "cli_test_util.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 using namespace ptxbench;
 using namespace ptxbench::cli;

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "evaluator/api/files.hpp"
+#include "evaluator/common/files.hpp"
 #include "evaluator/compile/compile.hpp"
 
 namespace ptxbench::test {

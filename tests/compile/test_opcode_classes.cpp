@@ -10,7 +10,7 @@
 #include <regex>
 #include <set>
 
-#include "evaluator/api/files.hpp"
+#include "evaluator/common/files.hpp"
 #include "evaluator/compile/compile.hpp"
 #include "evaluator/compile/sass_parse.hpp"
 

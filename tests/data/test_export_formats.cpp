@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "agent/data/export.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "fixture_db.hpp"
 
 using namespace ptxbench;

@@ -9,7 +9,7 @@
 
 #include "agent/data/export.hpp"
 #include "agent/prompt/prompt.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "fixture_db.hpp"
 
 using namespace ptxbench;

@@ -20,7 +20,7 @@
 #include "agent/endpoint/embedded_endpoint.hpp"
 #include "agent/loop/orchestrator.hpp"
 #include "agent/viewer/pages.hpp"
-#include "evaluator/api/files.hpp"
+#include "evaluator/common/files.hpp"
 #include "evaluator/api/hidden_sizes.hpp"
 #include "evaluator/gpu/where_summary.hpp"
 #include "fixture_db.hpp"

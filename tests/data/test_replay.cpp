@@ -4,7 +4,7 @@
 
 #include "agent/data/replay.hpp"
 #include "agent/data/run_data.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "fixture_db.hpp"
 
 using namespace ptxbench;

@@ -8,7 +8,7 @@
 
 #include "agent/data/pretokenize.hpp"
 #include "agent/data/token_count.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 using namespace ptxbench;
 using namespace ptxbench::data;

@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "evaluator/api/evaluation.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 using namespace ptxbench;
 

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "evaluator/api/expression.hpp"
-#include "evaluator/api/utf8.hpp"
+#include "evaluator/common/utf8.hpp"
 
 using namespace ptxbench;
 

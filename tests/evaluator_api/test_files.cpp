@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "evaluator/api/files.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/files.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "temp_path.hpp"
 
 using namespace ptxbench;

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/manifest.hpp"
 #include "evaluator/api/task.hpp"
 

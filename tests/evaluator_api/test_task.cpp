@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/task.hpp"
 
 using namespace ptxbench;

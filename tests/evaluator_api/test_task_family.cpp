@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/task_check.hpp"
 #include "evaluator/api/task_family.hpp"
 

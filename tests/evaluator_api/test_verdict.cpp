@@ -2,7 +2,7 @@
 // result is called and which of two results is better.
 #include <doctest/doctest.h>
 
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/verdict.hpp"
 
 using namespace ptxbench;

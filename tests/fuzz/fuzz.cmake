@@ -17,9 +17,13 @@ configure_file(${PROJECT_SOURCE_DIR}/evaluator/api/version.hpp.in
                ${PROJECT_BINARY_DIR}/generated/ptxbench/version.hpp @ONLY)
 
 set(fuzz_sanitizers -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1)
+include(${PROJECT_SOURCE_DIR}/evaluator/common/sources.cmake)
 include(${PROJECT_SOURCE_DIR}/evaluator/api/sources.cmake)
 set(fuzz_parser_sources ${PTXBENCH_EVALUATOR_API_SOURCES})
 list(TRANSFORM fuzz_parser_sources PREPEND evaluator/api/)
+set(fuzz_common_sources ${PTXBENCH_EVALUATOR_COMMON_SOURCES})
+list(TRANSFORM fuzz_common_sources PREPEND evaluator/common/)
+list(APPEND fuzz_parser_sources ${fuzz_common_sources})
 list(APPEND fuzz_parser_sources
   evaluator/compile/ptx_entries.cpp evaluator/compile/ptx_text.cpp evaluator/compile/ptxas_log.cpp
   evaluator/compile/sass_parse.cpp

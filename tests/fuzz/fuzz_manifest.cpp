@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/manifest.hpp"
 #include "evaluator/api/task.hpp"
 

@@ -6,7 +6,7 @@
 
 #include "agent/loop/experiment_config.hpp"
 #include "evaluator/api/expression.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/task.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

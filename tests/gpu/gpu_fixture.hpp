@@ -6,7 +6,7 @@
 #include <string>
 
 #include "evaluator/api/evaluation.hpp"
-#include "evaluator/api/files.hpp"
+#include "evaluator/common/files.hpp"
 #include "evaluator/api/verdict.hpp"
 
 namespace ptxbench::gpu_test {

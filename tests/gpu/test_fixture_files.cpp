@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "evaluator/api/evaluation.hpp"
-#include "evaluator/api/files.hpp"
+#include "evaluator/common/files.hpp"
 #include "evaluator/api/local.hpp"
 
 using namespace ptxbench;

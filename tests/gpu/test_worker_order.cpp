@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "evaluator/api/files.hpp"
+#include "evaluator/common/files.hpp"
 #include "evaluator/api/manifest.hpp"
 #include "evaluator/compile/compile.hpp"
 #include "evaluator/pool/worker_process.hpp"

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "raw_client.hpp"
 
 using namespace ptxbench;

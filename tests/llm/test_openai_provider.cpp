@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "llm_test_support.hpp"
 
 using namespace ptxbench;

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "agent/llm/provider.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 using namespace ptxbench;
 using nlohmann::json;

@@ -8,7 +8,7 @@
 
 #include "agent/llm/sse.hpp"
 #include "agent/llm/wire_format.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "llm_test_support.hpp"
 #include "wait_until.hpp"
 

@@ -5,7 +5,7 @@
 #include <climits>
 
 #include "agent/llm/wire_format.hpp"
-#include "evaluator/api/utf8.hpp"
+#include "evaluator/common/utf8.hpp"
 
 using namespace ptxbench::llm_detail;
 

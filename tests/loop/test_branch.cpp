@@ -13,7 +13,7 @@
 #include <set>
 
 #include "agent/loop/orchestrator.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "fake_evaluator.hpp"
 
 using namespace ptxbench;

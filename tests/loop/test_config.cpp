@@ -12,7 +12,7 @@
 #include "agent/llm/wire_format.hpp"
 #include "agent/loop/experiment_config.hpp"
 #include "agent/loop/progress.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 using namespace ptxbench;
 namespace fs = std::filesystem;

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/endpoint/embedded_endpoint.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "slow_clients.hpp"
 
 using namespace ptxbench;

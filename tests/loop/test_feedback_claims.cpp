@@ -10,7 +10,7 @@
 #include <set>
 
 #include "agent/prompt/prompt.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/api/verdict.hpp"
 
 using namespace ptxbench;

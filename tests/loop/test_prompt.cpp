@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "agent/prompt/prompt.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 using namespace ptxbench;
 

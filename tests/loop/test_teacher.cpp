@@ -8,7 +8,7 @@
 
 #include "agent/endpoint/embedded_endpoint.hpp"
 #include "agent/loop/orchestrator.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "fake_evaluator.hpp"
 
 using namespace ptxbench;

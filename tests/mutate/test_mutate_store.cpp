@@ -7,7 +7,7 @@
 #include <set>
 
 #include "agent/data/export.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "mutate_test_util.hpp"
 
 namespace ptxbench {

@@ -6,7 +6,7 @@
 
 #include "agent/data/export.hpp"
 #include "agent/endpoint/embedded_endpoint.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "mutate_test_util.hpp"
 
 namespace ptxbench {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "evaluator/api/evaluation.hpp"
-#include "evaluator/api/files.hpp"
+#include "evaluator/common/files.hpp"
 
 namespace ptxbench::test {
 

@@ -13,7 +13,7 @@
 #include <map>
 #include <set>
 
-#include "evaluator/api/files.hpp"
+#include "evaluator/common/files.hpp"
 #include "evaluator/api/local.hpp"
 #include "evaluator/pool/gpu_slot.hpp"
 #include "evaluator/pool/slot_queue.hpp"

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "evaluator/api/files.hpp"
+#include "evaluator/common/files.hpp"
 #include "evaluator/api/local.hpp"
 #include "evaluator/pool/worker_process.hpp"
 #include "pool_support.hpp"

@@ -16,7 +16,7 @@
 
 #include <unistd.h>
 
-#include "evaluator/api/files.hpp"
+#include "evaluator/common/files.hpp"
 #include "evaluator/api/local.hpp"
 #include "pool_support.hpp"
 

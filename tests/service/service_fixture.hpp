@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "agent/service/server.hpp"
-#include "evaluator/api/files.hpp"
+#include "evaluator/common/files.hpp"
 
 namespace ptxbench::testing {
 

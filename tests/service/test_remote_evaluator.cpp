@@ -10,7 +10,7 @@
 
 #include "agent/llm/provider.hpp"
 #include "agent/http/remote_evaluator.hpp"
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "service_fixture.hpp"
 #include "wait_until.hpp"
 

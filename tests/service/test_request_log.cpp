@@ -6,7 +6,7 @@
 #include "agent/service/metrics.hpp"
 #include "agent/service/request.hpp"
 #include "evaluator/api/local.hpp"
-#include "evaluator/api/utf8.hpp"
+#include "evaluator/common/utf8.hpp"
 #include "service_fixture.hpp"
 
 using namespace ptxbench;

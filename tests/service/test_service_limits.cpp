@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <future>
 
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "service_fixture.hpp"
 #include "slow_clients.hpp"
 #include "wait_until.hpp"

@@ -3,7 +3,7 @@
 
 #include <fstream>
 
-#include "evaluator/api/utf8.hpp"
+#include "evaluator/common/utf8.hpp"
 #include "tests/store/store_test_util.hpp"
 
 using namespace ptxbench;

@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 #include "idle_sockets.hpp"
 #include "slow_clients.hpp"
 #include "served_db.hpp"

@@ -1,8 +1,8 @@
-#include "evaluator/api/files.hpp"
+#include "evaluator/common/files.hpp"
 
 #include <fstream>
 
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 namespace ptxbench {
 

@@ -1,9 +1,9 @@
-#include "evaluator/api/json_path.hpp"
+#include "evaluator/common/json_path.hpp"
 
 #include <algorithm>
 #include <limits>
 
-#include "evaluator/api/utf8.hpp"
+#include "evaluator/common/utf8.hpp"
 
 namespace ptxbench {
 
