@@ -247,6 +247,60 @@ orchestrator::branched_round orchestrator::run_branched_round(int64_t traj_id, c
   return out;
 }
 
+orchestrator::round_play orchestrator::play_new_round(int64_t traj_id, const task& t, int sample, int round,
+                                                      const history_list& history, int student_failures,
+                                                      run_summary& summary) {
+  round_play play;
+  const bool by_teacher =
+      m_teacher && m_config.teacher && round >= 1 && student_failures >= m_config.teacher->after_failures;
+  if (by_teacher) play.author = "teacher";
+  provider& writer = by_teacher ? *m_teacher : m_llm;
+  if (m_config.branch > 1 && round >= 1) {
+    auto branched = run_branched_round(traj_id, t, sample, round, history, writer, play.author, by_teacher, summary);
+    if (branched.status == branched_round::state::pending) play.status = round_play::state::left_pending;
+    if (branched.status == branched_round::state::budget_spent) play.status = round_play::state::budget_spent;
+    if (branched.status != branched_round::state::chosen) return play;
+    play.reply = std::move(branched.reply);
+    play.finish_reason = std::move(branched.finish_reason);
+    play.author = std::move(branched.author);
+    play.candidate = std::move(branched.candidate);
+    play.result = std::move(branched.result);
+    play.budget_cut = branched.budget_cut;
+    return play;
+  }
+  auto messages = build_messages(t, history);
+  auto answer = ask_model(writer, traj_id, t, sample, round, messages, summary);
+  if (answer.status == model_answer::state::budget_spent) play.status = round_play::state::budget_spent;
+  else if (answer.status != model_answer::state::ok) play.status = round_play::state::left_pending;
+  if (answer.status != model_answer::state::ok) return play;
+  play.reply = answer.outcome.result.text;
+  play.finish_reason = answer.outcome.result.finish_reason;
+  extracted_candidate extracted;
+  try {
+    extracted = extract_candidate(play.reply);
+  } catch (const std::exception& e) {
+    play.reply_error = e.what();
+  }
+  turn_row turn = answer_turn(traj_id, round, messages, history, answer.outcome.result, play.author, by_teacher);
+  play.candidate.ptx = extracted.ptx;
+  play.candidate.manifest = extracted.manifest_text;
+  play.candidate.format_problem = extracted.problem;
+  play.candidate.id = m_store.candidate_id(m_store.record_turn(turn, play.candidate)).value_or(0);
+  return play;
+}
+
+void orchestrator::judge_round(int64_t traj_id, int round, const task& t, round_play& play, int sample) {
+  if (!play.reply_error.empty()) {
+    m_store.record_agent_error({0, traj_id, round, "reply", play.reply_error, ""});
+    play.result = agent_error_result("reading the reply", play.reply_error, m_eval.version());
+  } else {
+    play.result =
+        judge_contained(traj_id, round, t, play.candidate, {judge_subject::kind::candidate, play.candidate.id}, "");
+  }
+  m_store.record_evaluation(evaluation_row_of(*play.result, play.candidate.id));
+  m_progress.on_turn(t.id, sample, round, verdict_name(*play.result), play.result->headline);
+}
+
 orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment_id, const task& t, int sample,
                                                               run_summary& summary) {
   trajectory_outcome out;
@@ -266,80 +320,34 @@ orchestrator::trajectory_outcome orchestrator::run_trajectory(int64_t experiment
   try {
     for (; round < m_config.rounds; ++round) {
       if (stop_requested()) return out;
-      candidate_row cand;
-      std::string reply;
-      std::string finish_reason;
-      std::string reply_error;  // the reply parser failed on this reply
-      std::optional<evaluation_result> result;
-      std::string author = "student";
-      bool budget_cut = false;
+      round_play play;
       if (round < static_cast<int>(stored.size())) {
         const auto& tv = stored[round];
-        reply = tv.turn.reply;
-        author = tv.turn.author;
-        finish_reason = tv.turn.finish_reason;
-        if (tv.candidate) cand = *tv.candidate;
-        if (tv.evaluation) result = evaluation_result_from_json(tv.evaluation->result);
+        play.reply = tv.turn.reply;
+        play.author = tv.turn.author;
+        play.finish_reason = tv.turn.finish_reason;
+        if (tv.candidate) play.candidate = *tv.candidate;
+        if (tv.evaluation) play.result = evaluation_result_from_json(tv.evaluation->result);
       } else {
-        const bool by_teacher = m_teacher && m_config.teacher && round >= 1 &&
-                                student_failures >= m_config.teacher->after_failures;
-        if (by_teacher) author = "teacher";
-        provider& writer = by_teacher ? *m_teacher : m_llm;
-        if (m_config.branch > 1 && round >= 1) {
-          auto branched = run_branched_round(traj_id, t, sample, round, history, writer, author, by_teacher, summary);
-          if (branched.status == branched_round::state::pending) return out;  // a resume completes the round
-          if (branched.status == branched_round::state::budget_spent) {
-            out.budget_stopped = true;
-            break;  // what was judged so far is this trajectory's result
-          }
-          reply = std::move(branched.reply);
-          finish_reason = std::move(branched.finish_reason);
-          author = std::move(branched.author);
-          cand = std::move(branched.candidate);
-          result = std::move(branched.result);
-          budget_cut = branched.budget_cut;
-        } else {
-          auto messages = build_messages(t, history);
-          auto answer = ask_model(writer, traj_id, t, sample, round, messages, summary);
-          if (answer.status == model_answer::state::budget_spent) {
-            out.budget_stopped = true;
-            break;  // what was judged so far is this trajectory's result
-          }
-          // Ctrl-C: left pending, nothing to record; a failed call: left pending, a resume asks again.
-          if (answer.status != model_answer::state::ok) return out;
-          reply = answer.outcome.result.text;
-          finish_reason = answer.outcome.result.finish_reason;
-          extracted_candidate extracted;
-          try {
-            extracted = extract_candidate(reply);
-          } catch (const std::exception& e) {
-            reply_error = e.what();
-          }
-          turn_row turn = answer_turn(traj_id, round, messages, history, answer.outcome.result, author, by_teacher);
-          cand.ptx = extracted.ptx;
-          cand.manifest = extracted.manifest_text;
-          cand.format_problem = extracted.problem;
-          cand.id = m_store.candidate_id(m_store.record_turn(turn, cand)).value_or(0);
+        play = play_new_round(traj_id, t, sample, round, history, student_failures, summary);
+        if (play.status == round_play::state::budget_spent) {
+          out.budget_stopped = true;
+          break;  // what was judged so far is this trajectory's result
         }
+        // Ctrl-C or a failed call: left pending, a resume asks (or completes the round) again.
+        if (play.status == round_play::state::left_pending) return out;
       }
-      if (!result) {
-        if (!reply_error.empty()) {
-          m_store.record_agent_error({0, traj_id, round, "reply", reply_error, ""});
-          result = agent_error_result("reading the reply", reply_error, m_eval.version());
-        } else {
-          result = judge_contained(traj_id, round, t, cand, {judge_subject::kind::candidate, cand.id}, "");
-        }
-        m_store.record_evaluation(evaluation_row_of(*result, cand.id));
-        m_progress.on_turn(t.id, sample, round, verdict_name(*result), result->headline);
-      }
+      if (!play.result) judge_round(traj_id, round, t, play, sample);
+      const evaluation_result& result = *play.result;
       rounds_done = round + 1;
-      if (author == "student" && !result->passed) ++student_failures;
-      if (!best || better(*result, *best)) best = *result;
-      std::string feedback = m_prompts.feedback(t, *result, round, m_config.feedback);
-      if (cut_by_token_limit(finish_reason)) feedback = m_prompts.cut_off_note(m_config.llm.max_tokens) + feedback;
-      history.emplace_back(reply, std::move(feedback));
-      if (result->passed && m_config.stop == stop_policy::first_pass) break;
-      if (budget_cut) {
+      if (play.author == "student" && !result.passed) ++student_failures;
+      if (!best || better(result, *best)) best = result;
+      std::string feedback = m_prompts.feedback(t, result, round, m_config.feedback);
+      if (cut_by_token_limit(play.finish_reason))
+        feedback = m_prompts.cut_off_note(m_config.llm.max_tokens) + feedback;
+      history.emplace_back(play.reply, std::move(feedback));
+      if (result.passed && m_config.stop == stop_policy::first_pass) break;
+      if (play.budget_cut) {
         out.budget_stopped = true;
         break;  // the round was chosen among the siblings the budget paid for
       }

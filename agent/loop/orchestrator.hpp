@@ -105,6 +105,23 @@ class orchestrator {
   void fill_coverage(int64_t experiment_id, run_summary& summary);
   trajectory_outcome run_trajectory(int64_t experiment_id, const task& t, int sample, run_summary& summary);
   using history_list = std::vector<std::pair<std::string, std::string>>;  // (reply, feedback it got)
+  // One round of a trajectory: the reply and its candidate, taken from the
+  // store on a resume or asked for now, and its evaluation once judged.
+  struct round_play {
+    enum class state { ready, budget_spent, left_pending } status = state::ready;
+    std::string reply, finish_reason, author = "student";
+    std::string reply_error;  // the reply parser failed on this reply
+    candidate_row candidate;
+    std::optional<evaluation_result> result;
+    bool budget_cut = false;  // a branched round chosen among the siblings the budget paid for
+  };
+  // A round the store does not hold: the writer chosen (the teacher after
+  // enough student failures), asked once or as N branched siblings, stored.
+  round_play play_new_round(int64_t trajectory_id, const task& t, int sample, int round, const history_list& history,
+                            int student_failures, run_summary& summary);
+  // Judges a round that has no evaluation yet (a reply the parser refused is
+  // the agent's error, recorded as such) and records the evaluation.
+  void judge_round(int64_t trajectory_id, int round, const task& t, round_play& play, int sample);
   // One LLM call for a round: counted against the budget first, retried once
   // with half the history on a context-length error, its failed attempts
   // recorded. `messages` becomes the prompt actually sent.
