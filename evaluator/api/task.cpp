@@ -217,30 +217,9 @@ nlohmann::json op_to_json(const task_op& op) {
           {"scaled", op.scaled},  {"varlen", op.varlen},     {"decode", op.decode},   {"fp8", op.fp8}};
 }
 
-}  // namespace
-
-task parse_task(const nlohmann::json& j, const std::string& source, const std::string& path) {
-  json_reader r(j, path, source);
-  r.expect_object();
-  r.reject_unknown({"id", "family", "arch", "title", "statement", "tensors", "sizes", "scalars", "flops",
-                    "reference", "baseline", "target_instructions", "tolerance", "speedup_threshold", "causal",
-                    "runs_on_hopper", "notes", "op", "level", "variant", "suites", "constraints", "size_rules"});
-  task t;
-  t.id = r.get_string("id");
-  if (t.id.empty() || t.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
-    r.fail_key("id", "must be non-empty lower-case letters, digits and '_'");
-  t.family = r.get_string("family");
-  if (t.family != "gemm" && t.family != "attention_fwd" && t.family != "attention_bwd")
-    r.fail_key("family", "unknown family '" + t.family + "' (known: gemm, attention_fwd, attention_bwd)");
-  t.arch = r.get_string("arch");
-  if (!valid_arch(t.arch))
-    r.fail_key("arch", "expected sm_<digits> with an optional a or f suffix, such as sm_90a or sm_100f");
-  t.title = r.get_string("title", t.id);
-  t.statement = r.get_string("statement");
-  t.sizes = parse_sizes(r.at("sizes"));
-  auto names = size_values(t.sizes.front());
-
-  auto tensors = r.at("tensors");
+// The task's tensors (each named, shaped in size expressions, its role and
+// its inputs' distribution), refused when a size makes one overflow.
+void parse_tensors(json_reader tensors, const std::map<std::string, int64_t>& names, task& t) {
   tensors.expect_object();
   bound_entries(tensors, k_max_task_tensors);
   for (auto it = tensors.json().begin(); it != tensors.json().end(); ++it) {
@@ -289,20 +268,64 @@ task parse_task(const nlohmann::json& j, const std::string& source, const std::s
     }
   }
 
-  if (r.has("scalars")) {
-    auto sc = r.at("scalars");
-    sc.expect_object();
-    bound_entries(sc, k_max_task_scalars);
-    for (auto it = sc.json().begin(); it != sc.json().end(); ++it) {
-      std::string e = sc.get_string(it.key());
-      try {
-        eval_real(e, names);
-      } catch (const expression_error& err) {
-        sc.fail_key(it.key(), err.what());
-      }
-      t.scalars[it.key()] = e;
+}
+
+// Scalar parameters: expressions of the sizes, each checked at the first size.
+void parse_scalars(json_reader sc, const std::map<std::string, int64_t>& names, task& t) {
+  sc.expect_object();
+  bound_entries(sc, k_max_task_scalars);
+  for (auto it = sc.json().begin(); it != sc.json().end(); ++it) {
+    std::string e = sc.get_string(it.key());
+    try {
+      eval_real(e, names);
+    } catch (const expression_error& err) {
+      sc.fail_key(it.key(), err.what());
     }
+    t.scalars[it.key()] = e;
   }
+}
+
+// One tolerance for every output, or a "default" and per-tensor entries.
+void parse_tolerances(json_reader tol, task& t) {
+  tol.expect_object();
+  bound_entries(tol, k_max_task_tensors + 1);  // and "default"
+  if (tol.has("atol")) {
+    t.tolerances["default"] = parse_tolerance(tol);
+  } else {
+    for (auto it = tol.json().begin(); it != tol.json().end(); ++it) {
+      if (it.key() != "default" && !t.find_tensor(it.key()))
+        tol.fail_key(it.key(), "not a tensor of this task");
+      t.tolerances[it.key()] = parse_tolerance(tol.at(it.key()));
+    }
+    if (!t.tolerances.count("default")) tol.fail_key("default", "missing");
+  }
+}
+
+}  // namespace
+
+task parse_task(const nlohmann::json& j, const std::string& source, const std::string& path) {
+  json_reader r(j, path, source);
+  r.expect_object();
+  r.reject_unknown({"id", "family", "arch", "title", "statement", "tensors", "sizes", "scalars", "flops",
+                    "reference", "baseline", "target_instructions", "tolerance", "speedup_threshold", "causal",
+                    "runs_on_hopper", "notes", "op", "level", "variant", "suites", "constraints", "size_rules"});
+  task t;
+  t.id = r.get_string("id");
+  if (t.id.empty() || t.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+    r.fail_key("id", "must be non-empty lower-case letters, digits and '_'");
+  t.family = r.get_string("family");
+  if (t.family != "gemm" && t.family != "attention_fwd" && t.family != "attention_bwd")
+    r.fail_key("family", "unknown family '" + t.family + "' (known: gemm, attention_fwd, attention_bwd)");
+  t.arch = r.get_string("arch");
+  if (!valid_arch(t.arch))
+    r.fail_key("arch", "expected sm_<digits> with an optional a or f suffix, such as sm_90a or sm_100f");
+  t.title = r.get_string("title", t.id);
+  t.statement = r.get_string("statement");
+  t.sizes = parse_sizes(r.at("sizes"));
+  auto names = size_values(t.sizes.front());
+
+  parse_tensors(r.at("tensors"), names, t);
+  if (r.has("scalars")) parse_scalars(r.at("scalars"), names, t);
   t.flops = r.get_string("flops");
   try {
     check_expression(t.flops, names);
@@ -316,19 +339,7 @@ task parse_task(const nlohmann::json& j, const std::string& source, const std::s
   for (size_t i = 0; i < t.target_instructions.size(); ++i)
     if (t.target_instructions[i].size() > k_max_target_chars)
       r.at("target_instructions").at(i).fail("longer than " + std::to_string(k_max_target_chars) + " characters");
-  auto tol = r.at("tolerance");
-  tol.expect_object();
-  bound_entries(tol, k_max_task_tensors + 1);  // and "default"
-  if (tol.has("atol")) {
-    t.tolerances["default"] = parse_tolerance(tol);
-  } else {
-    for (auto it = tol.json().begin(); it != tol.json().end(); ++it) {
-      if (it.key() != "default" && !t.find_tensor(it.key()))
-        tol.fail_key(it.key(), "not a tensor of this task");
-      t.tolerances[it.key()] = parse_tolerance(tol.at(it.key()));
-    }
-    if (!t.tolerances.count("default")) tol.fail_key("default", "missing");
-  }
+  parse_tolerances(r.at("tolerance"), t);
   t.speedup_threshold = r.get_number("speedup_threshold");
   t.causal = r.get_bool("causal", false);
   t.runs_on_hopper = r.get_bool("runs_on_hopper", true);
