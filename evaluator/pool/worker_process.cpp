@@ -46,83 +46,68 @@ worker_process::~worker_process() {
   if (!m_stderr_path.empty()) std::filesystem::remove(m_stderr_path);
 }
 
-worker_start worker_process::start(int timeout_ms, const std::function<void()>& before_gpu) {
-  worker_start out;
-  kill_and_reap();
-  if (::access(m_executable.c_str(), X_OK) != 0) {
-    out.error = "GPU worker not found or not executable at " + m_executable;
-    return out;
+void worker_process::prepare_exec(exec_vectors& v, bool wait_for_gpu) const {
+  v.args = {m_executable, "--device", std::to_string(m_device)};
+  if (m_spare) v.args.push_back("--spare");
+  if (wait_for_gpu) v.args.push_back("--wait-for-gpu");
+  if (wait_for_gpu && m_context_ungated) v.args.push_back("--context-ungated");
+  if (m_known_peak_tflops > 0 && m_known_copy_gbps > 0) {
+    for (std::string a : {std::string("--peak-tflops"), std::to_string(m_known_peak_tflops), std::string("--copy-gbps"),
+                          std::to_string(m_known_copy_gbps)})
+      v.args.push_back(a);
   }
-  std::string pattern = temp_dir() + "/ptxbench-worker-XXXXXX";
-  std::vector<char> name(pattern.begin(), pattern.end());
-  name.push_back('\0');
-  int err_fd = ::mkstemp(name.data());
-  if (err_fd < 0) {
-    out.error = "cannot create the worker's stderr file in " + temp_dir() + ": " + std::strerror(errno);
-    return out;
-  }
-  ::fcntl(err_fd, F_SETFD, FD_CLOEXEC);
-  if (!m_stderr_path.empty()) std::filesystem::remove(m_stderr_path);
-  m_stderr_path = name.data();
-
-  int to_child[2], from_child[2];
-  if (::pipe2(to_child, O_CLOEXEC) != 0 || ::pipe2(from_child, O_CLOEXEC) != 0) {
-    ::close(err_fd);
-    out.error = std::string("pipe: ") + std::strerror(errno);
-    return out;
-  }
-  // Everything the child needs is prepared before fork: only async-signal-safe
-  // calls may run between fork and exec in a multithreaded process.
-  std::string device_arg = std::to_string(m_device);
-  std::string peak_arg = std::to_string(m_known_peak_tflops), copy_arg = std::to_string(m_known_copy_gbps);
-  const bool known = m_known_peak_tflops > 0 && m_known_copy_gbps > 0;
-  std::vector<char*> args = {const_cast<char*>(m_executable.c_str()), const_cast<char*>("--device"), device_arg.data()};
-  if (m_spare) args.push_back(const_cast<char*>("--spare"));
-  if (before_gpu) args.push_back(const_cast<char*>("--wait-for-gpu"));
-  if (before_gpu && m_context_ungated) args.push_back(const_cast<char*>("--context-ungated"));
-  if (known) {
-    for (char* a : {const_cast<char*>("--peak-tflops"), peak_arg.data(), const_cast<char*>("--copy-gbps"), copy_arg.data()})
-      args.push_back(a);
-  }
-  args.push_back(nullptr);
-  char** argv = args.data();
+  for (auto& a : v.args) v.argv.push_back(a.data());
+  v.argv.push_back(nullptr);
   // The child's environment: ours, with the variables set for this worker
   // (CUDA_VISIBLE_DEVICES when it has its own GPU) replaced.
   std::map<std::string, std::string> overrides;
   for (const auto& [name, value] : m_environment)
     if (!value.empty()) overrides[name] = value;
-  std::vector<std::string> assignments;
-  for (const auto& [name, value] : overrides) assignments.push_back(name + "=" + value);
-  std::vector<char*> envp;
+  for (const auto& [name, value] : overrides) v.assignments.push_back(name + "=" + value);
   for (char** e = environ; e && *e; ++e) {
     const char* eq = std::strchr(*e, '=');
     const std::string name = eq ? std::string(*e, size_t(eq - *e)) : std::string(*e);
-    if (!overrides.count(name)) envp.push_back(*e);
+    if (!overrides.count(name)) v.envp.push_back(*e);
   }
-  for (auto& a : assignments) envp.push_back(a.data());
-  envp.push_back(nullptr);
+  for (auto& a : v.assignments) v.envp.push_back(a.data());
+  v.envp.push_back(nullptr);
+}
+
+bool worker_process::spawn(const exec_vectors& v, int err_fd, worker_start& out) {
+  int to_child[2], from_child[2];
+  if (::pipe2(to_child, O_CLOEXEC) != 0) {
+    out.error = std::string("pipe: ") + std::strerror(errno);
+    return false;
+  }
+  if (::pipe2(from_child, O_CLOEXEC) != 0) {
+    out.error = std::string("pipe: ") + std::strerror(errno);
+    for (int fd : to_child) ::close(fd);
+    return false;
+  }
   pid_t pid = ::fork();
   if (pid < 0) {
     out.error = std::string("fork: ") + std::strerror(errno);
-    ::close(err_fd);
     for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) ::close(fd);
-    return out;
+    return false;
   }
   if (pid == 0) {
     ::dup2(to_child[0], 0);
     ::dup2(from_child[1], 1);
     ::dup2(err_fd, 2);
-    ::execve(argv[0], argv, envp.data());
+    ::execve(v.argv[0], v.argv.data(), v.envp.data());
     _exit(127);
   }
-  ::close(err_fd);
   ::close(to_child[0]);
   ::close(from_child[1]);
   m_pid = pid;
   m_to_worker = to_child[1];
   m_from_worker = from_child[0];
   m_reader = std::make_unique<protocol::line_reader>(m_from_worker);
+  return true;
+}
 
+worker_start worker_process::await_hello(int timeout_ms, const std::function<void()>& before_gpu) {
+  worker_start out;
   std::string line;
   auto deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
   while (true) {
@@ -162,6 +147,32 @@ worker_start worker_process::start(int timeout_ms, const std::function<void()>& 
       protocol::write_line(m_to_worker, R"({"type":"go"})");  // its death shows as end of file
     }
   }
+}
+
+worker_start worker_process::start(int timeout_ms, const std::function<void()>& before_gpu) {
+  worker_start out;
+  kill_and_reap();
+  if (::access(m_executable.c_str(), X_OK) != 0) {
+    out.error = "GPU worker not found or not executable at " + m_executable;
+    return out;
+  }
+  std::string pattern = temp_dir() + "/ptxbench-worker-XXXXXX";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  int err_fd = ::mkstemp(name.data());
+  if (err_fd < 0) {
+    out.error = "cannot create the worker's stderr file in " + temp_dir() + ": " + std::strerror(errno);
+    return out;
+  }
+  ::fcntl(err_fd, F_SETFD, FD_CLOEXEC);
+  if (!m_stderr_path.empty()) std::filesystem::remove(m_stderr_path);
+  m_stderr_path = name.data();
+  exec_vectors v;
+  prepare_exec(v, bool(before_gpu));
+  const bool spawned = spawn(v, err_fd, out);
+  ::close(err_fd);
+  if (!spawned) return out;
+  return await_hello(timeout_ms, before_gpu);
 }
 
 job_outcome worker_process::run(const protocol::worker_job& job, const std::function<void()>& before_gpu,

@@ -96,6 +96,18 @@ class worker_process {
   }
 
  private:
+  // The child's argument and environment vectors, prepared before fork (only
+  // async-signal-safe calls may run between fork and exec in a threaded process).
+  struct exec_vectors {
+    std::vector<std::string> args, assignments;  // owned strings the pointers below point into
+    std::vector<char*> argv, envp;
+  };
+  void prepare_exec(exec_vectors& v, bool wait_for_gpu) const;
+  // fork + exec with the worker's stdin, stdout and stderr (err_fd) wired; false with out.error set.
+  bool spawn(const exec_vectors& v, int err_fd, worker_start& out);
+  // Reads until the worker says hello (or fails), answering its ready_to_start with
+  // before_gpu() and a go.
+  worker_start await_hello(int timeout_ms, const std::function<void()>& before_gpu);
   void kill_and_reap();
   std::string reap_description();  // waits for an exited child; "signal 11 (Segmentation fault)"
   std::string stderr_tail() const;
