@@ -171,6 +171,51 @@ void evald_service::log_row(const service_request_row& row) {
   }
 }
 
+namespace {
+
+// The requests of a body: the body itself, or a batch's entries (an array, or
+// {"requests": [...]}) with their JSON paths; or why it is refused (status).
+struct request_list {
+  std::vector<const nlohmann::json*> raw;
+  std::vector<std::string> paths;
+  int status = 0;
+  std::string error;
+};
+
+request_list requests_of(const nlohmann::json& body, bool batch, size_t limit) {
+  request_list out;
+  auto refuse = [&](int status, std::string error) {
+    out.status = status;
+    out.error = std::move(error);
+    return out;
+  };
+  if (!batch) {
+    out.raw.push_back(&body);
+    out.paths.push_back("$");
+    return out;
+  }
+  const nlohmann::json* list = &body;
+  std::string base = "$";
+  if (body.is_object()) {
+    if (!body.contains("requests") || body.size() != 1)
+      return refuse(400, "$: expected an array of requests or {\"requests\": [...]}");
+    list = &body.at("requests");
+    base = "$.requests";
+  }
+  if (!list->is_array()) return refuse(400, base + ": expected an array of requests");
+  if (list->empty()) return refuse(400, base + ": the batch is empty");
+  if (list->size() > limit)
+    return refuse(413, base + ": " + std::to_string(list->size()) + " requests; at most " + std::to_string(limit) +
+                           " in one batch");
+  for (size_t i = 0; i < list->size(); ++i) {
+    out.raw.push_back(&(*list)[i]);
+    out.paths.push_back(base + "[" + std::to_string(i) + "]");
+  }
+  return out;
+}
+
+}  // namespace
+
 http_answer evald_service::evaluate(const http_request& request, bool batch) {
   const std::string endpoint = batch ? "/v1/evaluate/batch" : "/v1/evaluate";
   auto reject = [&](int status, const std::string& message) {
@@ -190,31 +235,10 @@ http_answer evald_service::evaluate(const http_request& request, bool batch) {
   if (!parsed.ok) return reject(400, "$: the body is not valid JSON: " + truncated(parsed.error, 200));
   const nlohmann::json body = std::move(parsed.value);
 
-  std::vector<const nlohmann::json*> raw;
-  std::vector<std::string> paths;
-  if (!batch) {
-    raw.push_back(&body);
-    paths.push_back("$");
-  } else {
-    const nlohmann::json* list = &body;
-    std::string base = "$";
-    if (body.is_object()) {
-      if (!body.contains("requests") || body.size() != 1)
-        return reject(400, "$: expected an array of requests or {\"requests\": [...]}");
-      list = &body.at("requests");
-      base = "$.requests";
-    }
-    if (!list->is_array()) return reject(400, base + ": expected an array of requests");
-    if (list->empty()) return reject(400, base + ": the batch is empty");
-    const size_t limit = size_t(std::min(m_options.max_batch, m_options.capacity));
-    if (list->size() > limit)
-      return reject(413, base + ": " + std::to_string(list->size()) + " requests; at most " + std::to_string(limit) +
-                             " in one batch");
-    for (size_t i = 0; i < list->size(); ++i) {
-      raw.push_back(&(*list)[i]);
-      paths.push_back(base + "[" + std::to_string(i) + "]");
-    }
-  }
+  const request_list list = requests_of(body, batch, size_t(std::min(m_options.max_batch, m_options.capacity)));
+  if (list.status) return reject(list.status, list.error);
+  const std::vector<const nlohmann::json*>& raw = list.raw;
+  const std::vector<std::string>& paths = list.paths;
   std::vector<evaluate_item> items;
   for (size_t i = 0; i < raw.size(); ++i) {
     try {
