@@ -1,0 +1,329 @@
+// count_hardware through the CUPTI range profiler:
+//   host: HostInitialize(chip, counter availability) -> ConfigAddMetrics ->
+//         GetConfigImage (the counter passes are scheduled here);
+//   target: RangeProfilerEnable(ctx) -> GetCounterDataSize/Initialize ->
+//         SetConfig(user range, user replay) -> { Start, push/launch/pop per
+//         range, Stop } until every pass is submitted -> DecodeData -> Disable;
+//   host: EvaluateToGpuValues per range.
+// The profiler and the host object are per call: a process that counts many
+// evaluations opens and closes one Enable/Disable range each.
+#include "evaluator/profile/hw_counter.hpp"
+
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_result.h>
+#include <cupti_target.h>
+
+#include <chrono>
+#include <mutex>
+#include <stdexcept>
+
+namespace ptxbench {
+namespace {
+
+struct hw_failure : std::runtime_error {
+  hw_failure(const std::string& what, bool machine) : std::runtime_error(what), machine(machine) {}
+  bool machine;  // the machine cannot count (as opposed to a failure during the counted work)
+};
+
+void check(CUptiResult r, const char* what, bool machine = false) {
+  if (r == CUPTI_SUCCESS) return;
+  const char* text = nullptr;
+  cuptiGetResultString(r, &text);
+  std::string msg = std::string(what) + ": " + (text ? text : "CUPTI error " + std::to_string(r));
+  if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+    msg += " (GPU performance counters are restricted to admin users on this machine: NVreg_RestrictProfilingToAdminUsers)";
+    machine = true;
+  }
+  if (r == CUPTI_ERROR_NOT_SUPPORTED || r == CUPTI_ERROR_NOT_INITIALIZED || r == CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED)
+    machine = true;
+  throw hw_failure(msg, machine);
+}
+
+void initialize_profiler_once() {
+  static std::once_flag once;
+  static CUptiResult status = CUPTI_SUCCESS;
+  std::call_once(once, [] {
+    CUpti_Profiler_Initialize_Params p{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+    status = cuptiProfilerInitialize(&p);
+  });
+  check(status, "cuptiProfilerInitialize", true);
+}
+
+void check_device_supported(CUdevice device) {
+  CUpti_Profiler_DeviceSupported_Params p{CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE};
+  p.cuDevice = device;
+  p.api = CUPTI_PROFILER_RANGE_PROFILING;
+  check(cuptiProfilerDeviceSupported(&p), "cuptiProfilerDeviceSupported", true);
+  if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED) return;
+  std::string why = "CUPTI range profiling is not supported on this device:";
+  if (p.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " architecture;";
+  if (p.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " vGPU profiling disabled or unsupported;";
+  if (p.confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " confidential compute;";
+  if (p.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " SLI;";
+  if (p.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " CMP device;";
+  if (p.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " WSL;";
+  throw hw_failure(why, true);
+}
+
+// The host object of a chip, deinitialised when it goes.
+class host_object {
+ public:
+  host_object(const std::string& chip, const std::vector<uint8_t>& availability) {
+    CUpti_Profiler_Host_Initialize_Params p{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+    p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    p.pChipName = chip.c_str();
+    p.pCounterAvailabilityImage = availability.empty() ? nullptr : availability.data();
+    check(cuptiProfilerHostInitialize(&p), "cuptiProfilerHostInitialize", true);
+    m_host = p.pHostObject;
+  }
+  ~host_object() {
+    CUpti_Profiler_Host_Deinitialize_Params p{CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+    p.pHostObject = m_host;
+    cuptiProfilerHostDeinitialize(&p);
+  }
+  host_object(const host_object&) = delete;
+  host_object& operator=(const host_object&) = delete;
+  CUpti_Profiler_Host_Object* get() const { return m_host; }
+
+  // The config image of `metrics` (their counter passes scheduled).
+  std::vector<uint8_t> config(std::vector<const char*>& metrics) {
+    CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+    add.pHostObject = m_host;
+    add.ppMetricNames = metrics.data();
+    add.numMetrics = metrics.size();
+    check(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
+    CUpti_Profiler_Host_GetConfigImageSize_Params size{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+    size.pHostObject = m_host;
+    check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+    std::vector<uint8_t> image(size.configImageSize);
+    CUpti_Profiler_Host_GetConfigImage_Params get{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+    get.pHostObject = m_host;
+    get.configImageSize = image.size();
+    get.pConfigImage = image.data();
+    check(cuptiProfilerHostGetConfigImage(&get), "cuptiProfilerHostGetConfigImage");
+    return image;
+  }
+
+ private:
+  CUpti_Profiler_Host_Object* m_host = nullptr;
+};
+
+int passes_of(std::vector<uint8_t>& config) {
+  CUpti_Profiler_Host_GetNumOfPasses_Params p{CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+  p.configImageSize = config.size();
+  p.pConfigImage = config.data();
+  check(cuptiProfilerHostGetNumOfPasses(&p), "cuptiProfilerHostGetNumOfPasses");
+  return int(p.numOfPasses);
+}
+
+std::vector<uint8_t> counter_availability(CUcontext context) {
+  CUpti_Profiler_GetCounterAvailability_Params p{CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+  p.ctx = context;
+  check(cuptiProfilerGetCounterAvailability(&p), "cuptiProfilerGetCounterAvailability", true);
+  std::vector<uint8_t> image(p.counterAvailabilityImageSize);
+  p.pCounterAvailabilityImage = image.data();
+  check(cuptiProfilerGetCounterAvailability(&p), "cuptiProfilerGetCounterAvailability", true);
+  return image;
+}
+
+std::string chip_of(CUdevice device) {
+  CUpti_Device_GetChipName_Params p{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+  p.deviceIndex = size_t(device);
+  check(cuptiDeviceGetChipName(&p), "cuptiDeviceGetChipName", true);
+  return p.pChipName ? p.pChipName : "";
+}
+
+class context_scope {
+ public:
+  explicit context_scope(CUcontext c) {
+    if (cuCtxPushCurrent(c) != CUDA_SUCCESS) throw hw_failure("cuCtxPushCurrent failed", false);
+  }
+  ~context_scope() {
+    CUcontext popped = nullptr;
+    cuCtxPopCurrent(&popped);
+  }
+  context_scope(const context_scope&) = delete;
+  context_scope& operator=(const context_scope&) = delete;
+};
+
+// The range profiler on a context; disabled when it goes.
+class range_profiler {
+ public:
+  explicit range_profiler(CUcontext context) {
+    CUpti_RangeProfiler_Enable_Params p{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+    p.ctx = context;
+    check(cuptiRangeProfilerEnable(&p), "cuptiRangeProfilerEnable", true);
+    m_object = p.pRangeProfilerObject;
+  }
+  ~range_profiler() {
+    CUpti_RangeProfiler_Disable_Params p{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+    p.pRangeProfilerObject = m_object;
+    cuptiRangeProfilerDisable(&p);
+  }
+  range_profiler(const range_profiler&) = delete;
+  range_profiler& operator=(const range_profiler&) = delete;
+  CUpti_RangeProfiler_Object* get() const { return m_object; }
+
+ private:
+  CUpti_RangeProfiler_Object* m_object = nullptr;
+};
+
+std::vector<uint8_t> counter_data_image(CUpti_RangeProfiler_Object* profiler, std::vector<const char*>& metrics,
+                                        size_t ranges) {
+  CUpti_RangeProfiler_GetCounterDataSize_Params size{CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+  size.pRangeProfilerObject = profiler;
+  size.pMetricNames = metrics.data();
+  size.numMetrics = metrics.size();
+  size.maxNumOfRanges = ranges;
+  size.maxNumRangeTreeNodes = uint32_t(ranges);
+  check(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
+  std::vector<uint8_t> image(size.counterDataSize);
+  CUpti_RangeProfiler_CounterDataImage_Initialize_Params init{
+      CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+  init.pRangeProfilerObject = profiler;
+  init.counterDataSize = image.size();
+  init.pCounterData = image.data();
+  check(cuptiRangeProfilerCounterDataImageInitialize(&init), "cuptiRangeProfilerCounterDataImageInitialize");
+  return image;
+}
+
+double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+}  // namespace
+
+std::string hardware_chip(CUcontext context, std::string& error) {
+  try {
+    context_scope scope(context);
+    CUdevice device = 0;
+    if (cuCtxGetDevice(&device) != CUDA_SUCCESS) throw hw_failure("cuCtxGetDevice failed", true);
+    initialize_profiler_once();
+    return chip_of(device);
+  } catch (const hw_failure& e) {
+    error = e.what();
+    return "";
+  }
+}
+
+int hardware_passes(const std::string& chip, const std::vector<std::string>& metrics, std::string& error) {
+  try {
+    host_object host(chip, {});
+    std::vector<const char*> names;
+    for (const auto& m : metrics) names.push_back(m.c_str());
+    std::vector<uint8_t> config = host.config(names);
+    return passes_of(config);
+  } catch (const hw_failure& e) {
+    error = e.what();
+    return -1;
+  }
+}
+
+hw_count_result count_hardware(CUcontext context, const std::vector<std::string>& metrics, size_t max_ranges,
+                               int max_passes, const std::function<void(const hw_range_marks&)>& run_pass) {
+  hw_count_result result;
+  result.metrics = metrics;
+  using clock = std::chrono::steady_clock;
+  auto t0 = clock::now();
+  std::vector<const char*> names;
+  for (const auto& m : metrics) names.push_back(m.c_str());
+  try {
+    context_scope scope(context);
+    CUdevice device = 0;
+    if (cuCtxGetDevice(&device) != CUDA_SUCCESS) throw hw_failure("cuCtxGetDevice failed", true);
+    initialize_profiler_once();
+    check_device_supported(device);
+    host_object host(chip_of(device), counter_availability(context));
+    std::vector<uint8_t> config = host.config(names);
+    const int needed = passes_of(config);
+    if (needed > max_passes)
+      throw hw_failure("the metrics need " + std::to_string(needed) + " counter passes (at most " +
+                           std::to_string(max_passes) + ")", true);
+    range_profiler profiler(context);
+    std::vector<uint8_t> data = counter_data_image(profiler.get(), names, max_ranges);
+    CUpti_RangeProfiler_SetConfig_Params set{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+    set.pRangeProfilerObject = profiler.get();
+    set.configSize = config.size();
+    set.pConfig = config.data();
+    set.counterDataImageSize = data.size();
+    set.pCounterDataImage = data.data();
+    set.range = CUPTI_UserRange;
+    set.replayMode = CUPTI_UserReplay;
+    set.maxRangesPerPass = max_ranges;
+    set.numNestingLevels = 1;
+    set.minNestingLevel = 1;
+    set.passIndex = 0;
+    set.targetNestingLevel = 1;
+    check(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig");
+    auto t1 = clock::now();
+    result.setup_ms = ms_between(t0, t1);
+
+    size_t pushed = 0;
+    std::vector<std::string> first_pass_names;
+    hw_range_marks marks;
+    marks.push = [&](const std::string& name) {
+      if (++pushed > max_ranges) throw hw_failure("more than " + std::to_string(max_ranges) + " ranges in a pass", false);
+      if (result.passes == 0) first_pass_names.push_back(name);
+      CUpti_RangeProfiler_PushRange_Params p{CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
+      p.pRangeProfilerObject = profiler.get();
+      p.pRangeName = name.c_str();
+      check(cuptiRangeProfilerPushRange(&p), "cuptiRangeProfilerPushRange");
+    };
+    marks.pop = [&] {
+      CUpti_RangeProfiler_PopRange_Params p{CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE};
+      p.pRangeProfilerObject = profiler.get();
+      check(cuptiRangeProfilerPopRange(&p), "cuptiRangeProfilerPopRange");
+    };
+    bool all_submitted = false;
+    while (!all_submitted) {
+      if (result.passes >= needed + 1) throw hw_failure("the profiler asked for more passes than it scheduled", false);
+      CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+      start.pRangeProfilerObject = profiler.get();
+      check(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
+      pushed = 0;
+      run_pass(marks);
+      CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+      stop.pRangeProfilerObject = profiler.get();
+      check(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
+      all_submitted = stop.isAllPassSubmitted != 0;
+      ++result.passes;
+    }
+    auto t2 = clock::now();
+    result.run_ms = ms_between(t1, t2);
+    CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+    decode.pRangeProfilerObject = profiler.get();
+    check(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
+    if (decode.numOfRangeDropped > 0)
+      throw hw_failure(std::to_string(decode.numOfRangeDropped) + " ranges dropped by the profiler", false);
+    CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+    info.pCounterDataImage = data.data();
+    info.counterDataImageSize = data.size();
+    check(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
+    for (size_t r = 0; r < info.numTotalRanges; ++r) {
+      std::vector<double> values(metrics.size(), 0.0);
+      CUpti_Profiler_Host_EvaluateToGpuValues_Params eval{CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+      eval.pHostObject = host.get();
+      eval.pCounterDataImage = data.data();
+      eval.counterDataImageSize = data.size();
+      eval.rangeIndex = r;
+      eval.ppMetricNames = names.data();
+      eval.numMetrics = names.size();
+      eval.pMetricValues = values.data();
+      check(cuptiProfilerHostEvaluateToGpuValues(&eval), "cuptiProfilerHostEvaluateToGpuValues");
+      result.values.push_back(std::move(values));
+      result.range_names.push_back(r < first_pass_names.size() ? first_pass_names[r] : std::to_string(r));
+    }
+    result.decode_ms = ms_between(t2, clock::now());
+    result.ok = true;
+  } catch (const hw_failure& e) {
+    result.ok = false;
+    result.error = e.what();
+    result.unavailable = e.machine;
+    result.values.clear();
+  }
+  return result;
+}
+
+}  // namespace ptxbench
