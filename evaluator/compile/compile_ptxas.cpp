@@ -23,7 +23,7 @@ std::string describe_ms(int ms) {
 }  // namespace
 
 void compile_with_ptxas(const std::string& ptx, const std::string& arch, const std::string& ptxas,
-                        compiled_module& out) {
+                        compiled_module& out, bool line_info) {
   temp_file input("ptxbench-", ".ptx");
   temp_file output("ptxbench-", ".cubin");
   if (!input.ok() || !output.ok() || !input.write(ptx.data(), ptx.size())) {
@@ -33,7 +33,9 @@ void compile_with_ptxas(const std::string& ptx, const std::string& arch, const s
   // ptxas compiles a large kernel in seconds; a module that keeps it busy past
   // the limit is a failed compile (ptxas is killed), not a stalled evaluator.
   const int limit_ms = compile_time_limit_ms();
-  const process_result run = run_process({ptxas, "-arch=" + arch, "-v", "-o", output.path(), input.path()}, limit_ms);
+  std::vector<std::string> argv{ptxas, "-arch=" + arch, "-v", "-o", output.path(), input.path()};
+  if (line_info) argv.insert(argv.begin() + 3, "-lineinfo");
+  const process_result run = run_process(argv, limit_ms);
   if (run.timed_out) {
     add_compile_error(out.report, "compile ran past the time limit of " + describe_ms(limit_ms) + " (ptxas was killed)");
     return;
