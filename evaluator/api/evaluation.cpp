@@ -140,6 +140,7 @@ nlohmann::json to_json(const evaluation_result& r) {
   if (r.runtime) j["runtime"] = *r.runtime;
   j["correctness"] = r.correctness;
   if (r.performance) j["performance"] = *r.performance;
+  if (r.profile) j["profile"] = *r.profile;
   j["seeds"] = r.seeds;
   j["evaluator_version"] = r.evaluator_version;
   j["gpu"] = r.gpu;
@@ -194,6 +195,7 @@ evaluation_result evaluation_result_from_json(const nlohmann::json& j) {
     if (j.contains("correctness")) r.correctness = nulls_as_nan(j["correctness"]).get<correctness_report>();
     if (j.contains("performance") && !j["performance"].is_null())
       r.performance = nulls_as_nan(j["performance"]).get<performance_report>();
+    if (j.contains("profile") && !j["profile"].is_null()) r.profile = nulls_as_nan(j["profile"]).get<profile_report>();
     if (j.contains("seeds") && j["seeds"].is_object()) r.seeds = j["seeds"].get<seed_record>();
     r.evaluator_version = j.value("evaluator_version", "");
     r.gpu = j.value("gpu", "");
@@ -216,7 +218,7 @@ nlohmann::json to_json(const evaluation_request& r) {
           {"manifest_text", r.manifest_text}, {"seeds", r.seeds},
           {"hidden_seed", r.hidden_seed},   {"timing_seed", r.timing_seed}, {"run_gpu", r.run_gpu},
           {"run_timing", r.run_timing},     {"time_limit_ms", r.time_limit_ms},
-          {"timing_budget_ms", r.timing_budget_ms}};
+          {"timing_budget_ms", r.timing_budget_ms}, {"profile", r.profile}};
 }
 
 evaluation_request evaluation_request_from_json(const nlohmann::json& j) {
@@ -230,6 +232,7 @@ evaluation_request evaluation_request_from_json(const nlohmann::json& j) {
     r.timing_seed = j.value("timing_seed", r.timing_seed);
     r.run_gpu = j.value("run_gpu", r.run_gpu);
     r.run_timing = j.value("run_timing", r.run_timing);
+    r.profile = j.value("profile", r.profile);
     r.time_limit_ms = j.value("time_limit_ms", r.time_limit_ms);
     r.timing_budget_ms = j.value("timing_budget_ms", r.timing_budget_ms);
   } catch (const nlohmann::json::exception& e) {
