@@ -59,6 +59,7 @@ evaluation_request judge_request(const task& t, const candidate_row& c, const ju
   req.timing_seed = s.timing_seed;
   req.run_gpu = s.run_gpu;
   req.run_timing = s.run_timing;
+  req.profile = s.profile;
   req.time_limit_ms = s.time_limit_ms;
   req.timing_budget_ms = s.timing_budget_ms;
   return req;

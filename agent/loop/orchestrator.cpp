@@ -104,6 +104,7 @@ judge_settings orchestrator::judging() const {
   judge_settings s;
   s.seeds = m_config.seeds;
   s.run_gpu = m_config.gpu != "off";
+  s.profile = m_config.feedback == feedback_detail::profile;
   s.time_limit_ms = m_config.time_limit_ms;
   s.timing_budget_ms = m_config.timing_budget_ms;
   return s;
