@@ -29,8 +29,10 @@ std::vector<option> experiment_option_rows() {
           .integer(1, k_max_concurrency)
           .config("concurrency")
           .changeable_on_resume(),
-      make_option("feedback", "DETAIL", "feedback detail given to the model (mutate: stored with the mutant)")
-          .one_of({"none", "stage", "full"})
+      make_option("feedback", "DETAIL",
+                  "feedback detail given to the model; profile: full, plus a profile of a candidate that reached "
+                  "the performance stage, its hot PTX lines beside the library (mutate: stored with the mutant)")
+          .one_of({"none", "stage", "full", "profile"})
           .config("feedback"),
       make_option("stop", "POLICY", "stop a trajectory at its first full pass, or run all its rounds")
           .one_of({"first_pass", "all_rounds"})

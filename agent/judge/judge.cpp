@@ -29,6 +29,7 @@ judge_settings judge_settings_from_config(const nlohmann::json& config) {
     s.seeds = seeds;
   }
   if (config.contains("gpu") && config["gpu"] == "off") s.run_gpu = false;
+  if (config.contains("feedback") && config["feedback"] == "profile") s.profile = true;
   if (auto v = number_at(config, "time_limit_ms"); v && *v > 0) s.time_limit_ms = *v;
   if (auto v = number_at(config, "timing_budget_ms"); v && *v > 0) s.timing_budget_ms = *v;
   return s;
@@ -60,6 +61,7 @@ evaluation_request judge_request(const task& t, const candidate_row& c, const ju
   req.timing_seed = s.timing_seed;
   req.run_gpu = s.run_gpu;
   req.run_timing = s.run_timing;
+  req.profile = s.profile;
   req.time_limit_ms = s.time_limit_ms;
   req.timing_budget_ms = s.timing_budget_ms;
   return req;

@@ -20,6 +20,7 @@ struct judge_settings {
   uint64_t timing_seed = 0;
   bool run_gpu = true;
   bool run_timing = true;
+  bool profile = false;  // profile a candidate that reaches the performance stage
   double time_limit_ms = 10000;
   double timing_budget_ms = 1500;
 };

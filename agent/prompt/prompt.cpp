@@ -14,6 +14,7 @@ const char* to_string(feedback_detail d) {
     case feedback_detail::none: return "none";
     case feedback_detail::stage: return "stage";
     case feedback_detail::full: return "full";
+    case feedback_detail::profile: return "profile";
   }
   return "?";
 }
@@ -22,7 +23,8 @@ feedback_detail parse_feedback_detail(const std::string& s) {
   if (s == "none") return feedback_detail::none;
   if (s == "stage") return feedback_detail::stage;
   if (s == "full") return feedback_detail::full;
-  throw input_error("unknown feedback detail '" + s + "' (known: none, stage, full)");
+  if (s == "profile") return feedback_detail::profile;
+  throw input_error("unknown feedback detail '" + s + "' (known: none, stage, full, profile)");
 }
 
 prompt_library::prompt_library(const std::filesystem::path& dir) : m_dir(dir) {
@@ -180,6 +182,7 @@ std::string prompt_library::feedback(const task& t, const evaluation_result& r, 
   vars["runtime_launch"] = r.runtime ? std::to_string(r.runtime->launch_index) : "";
   vars["runtime_size"] = r.runtime ? r.runtime->size : "";
   vars["performance"] = r.performance ? format_performance(*r.performance) : "(not measured)\n";
+  vars["profile"] = r.profile ? format_profile(*r.profile, 5) : "";
   std::string not_run;
   for (const auto& [s, o] : r.stages)
     if (o.status == stage_status::not_run || o.status == stage_status::unverified)

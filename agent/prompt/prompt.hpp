@@ -11,7 +11,10 @@
 
 namespace ptxbench {
 
-enum class feedback_detail { none, stage, full };
+// profile: full, and the candidate is profiled after its verdict (stall
+// reasons on its PTX lines, counters beside the library's); full shows a
+// profile too when the evaluation has one.
+enum class feedback_detail { none, stage, full, profile };
 const char* to_string(feedback_detail d);
 feedback_detail parse_feedback_detail(const std::string& s);  // throws input_error
 
@@ -59,6 +62,10 @@ std::string format_diagnostics(const compile_report& c);
 std::string format_instruction_table(const instruction_report& r);
 std::string format_correctness(const correctness_report& c, bool include_hidden_values);
 std::string format_performance(const performance_report& p);
+// The profile as the performance and passed templates show it: the kernel
+// table (yours beside the library's), the roofline line and the `top_lines`
+// hottest PTX lines; or, where it could not be measured, why, in plain words.
+std::string format_profile(const profile_report& p, size_t top_lines);
 std::string format_resources(const compile_report& c);
 
 }  // namespace ptxbench

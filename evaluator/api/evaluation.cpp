@@ -145,6 +145,7 @@ nlohmann::json to_json(const evaluation_result& r) {
   if (r.runtime) j["runtime"] = *r.runtime;
   j["correctness"] = r.correctness;
   if (r.performance) j["performance"] = *r.performance;
+  if (r.profile) j["profile"] = *r.profile;
   j["seeds"] = r.seeds;
   j["evaluator_version"] = r.evaluator_version;
   j["gpu"] = r.gpu;
@@ -204,6 +205,7 @@ evaluation_result evaluation_result_from_json(const nlohmann::json& j) {
       for (auto* v : {&r.performance->candidate_sample_ms, &r.performance->baseline_sample_ms})
         if (v->size() > performance_report::k_kept_samples) v->resize(performance_report::k_kept_samples);
     }
+    if (j.contains("profile") && !j["profile"].is_null()) r.profile = nulls_as_nan(j["profile"]).get<profile_report>();
     if (j.contains("seeds") && j["seeds"].is_object()) r.seeds = j["seeds"].get<seed_record>();
     r.evaluator_version = j.value("evaluator_version", "");
     r.gpu = j.value("gpu", "");
@@ -226,7 +228,7 @@ nlohmann::json to_json(const evaluation_request& r) {
           {"manifest_text", r.manifest_text}, {"seeds", r.seeds},
           {"hidden_seed", r.hidden_seed},   {"timing_seed", r.timing_seed}, {"run_gpu", r.run_gpu},
           {"run_timing", r.run_timing},     {"time_limit_ms", r.time_limit_ms},
-          {"timing_budget_ms", r.timing_budget_ms}};
+          {"timing_budget_ms", r.timing_budget_ms}, {"profile", r.profile}};
 }
 
 evaluation_request evaluation_request_from_json(const nlohmann::json& j) {
@@ -240,6 +242,7 @@ evaluation_request evaluation_request_from_json(const nlohmann::json& j) {
     r.timing_seed = j.value("timing_seed", r.timing_seed);
     r.run_gpu = j.value("run_gpu", r.run_gpu);
     r.run_timing = j.value("run_timing", r.run_timing);
+    r.profile = j.value("profile", r.profile);
     r.time_limit_ms = j.value("time_limit_ms", r.time_limit_ms);
     r.timing_budget_ms = j.value("timing_budget_ms", r.timing_budget_ms);
   } catch (const nlohmann::json::exception& e) {

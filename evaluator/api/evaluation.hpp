@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "manifest.hpp"
+#include "profile.hpp"
 #include "task.hpp"
 
 namespace ptxbench {
@@ -245,6 +246,8 @@ struct evaluation_request {
   uint64_t timing_seed = 0;
   bool run_gpu = true;          // false: stop after compile/static checks
   bool run_timing = true;
+  // Profile a candidate that reaches the performance stage (after its verdict).
+  bool profile = false;
   double time_limit_ms = 10000;  // per launch, enforced by the worker watchdog
   double timing_budget_ms = 1500;
 };
@@ -267,6 +270,9 @@ struct evaluation_result {
   std::optional<runtime_report> runtime;
   correctness_report correctness;
   std::optional<performance_report> performance;
+  // Where the time went (evaluator/api/profile.hpp): measured after the
+  // verdict, when the request asked for it; never changes the verdict.
+  std::optional<profile_report> profile;
   seed_record seeds;
   std::string evaluator_version;
   std::string gpu;                 // "NVIDIA H200 (sm_90)" or "none"

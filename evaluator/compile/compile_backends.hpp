@@ -7,9 +7,11 @@
 
 namespace ptxbench {
 
-void compile_with_nvjitlink(const std::string& ptx, const std::string& arch, compiled_module& out);
+// `line_info`: also emit the line table of the PTX's .loc directives (-lineinfo), for profiling.
+void compile_with_nvjitlink(const std::string& ptx, const std::string& arch, compiled_module& out,
+                            bool line_info = false);
 void compile_with_ptxas(const std::string& ptx, const std::string& arch, const std::string& ptxas,
-                        compiled_module& out);
+                        compiled_module& out, bool line_info = false);
 
 // What compiler_backend::automatic stands for here and now (compile.hpp says how it is chosen).
 compiler_backend automatic_backend();

@@ -65,9 +65,11 @@ const char* result_name(nvJitLinkResult r) {
 
 }  // namespace
 
-void compile_with_nvjitlink(const std::string& ptx, const std::string& arch, compiled_module& out) {
+void compile_with_nvjitlink(const std::string& ptx, const std::string& arch, compiled_module& out, bool line_info) {
   const std::string arch_option = "-arch=" + arch;
-  jit_link link({arch_option.c_str(), "-Xptxas=-v"});
+  std::vector<const char*> options{arch_option.c_str(), "-Xptxas=-v"};
+  if (line_info) options.push_back("-lineinfo");
+  jit_link link(options);
   // An architecture the compiler does not know fails the compile as ptxas
   // would; any other handle not made (internal, out of memory) is the evaluator's failure.
   const nvJitLinkResult created = link.created();

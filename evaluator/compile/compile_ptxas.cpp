@@ -23,7 +23,7 @@ std::string describe_ms(int ms) {
 }  // namespace
 
 void compile_with_ptxas(const std::string& ptx, const std::string& arch, const std::string& ptxas,
-                        compiled_module& out) {
+                        compiled_module& out, bool line_info) {
   temp_file input("ptxbench-", ".ptx");
   temp_file output("ptxbench-", ".cubin");
   if (!input.ok() || !output.ok() || !input.write(ptx.data(), ptx.size())) {
@@ -33,7 +33,8 @@ void compile_with_ptxas(const std::string& ptx, const std::string& arch, const s
   // ptxas compiles a large kernel in seconds; a module that keeps it busy past
   // the limit is a failed compile (ptxas is killed), not a stalled evaluator.
   const int limit_ms = compile_time_limit_ms();
-  const std::vector<std::string> command = {ptxas, "-arch=" + arch, "-v", "-o", output.path(), input.path()};
+  std::vector<std::string> command = {ptxas, "-arch=" + arch, "-v", "-o", output.path(), input.path()};
+  if (line_info) command.insert(command.begin() + 3, "-lineinfo");
   process_result run = run_process(command, limit_ms);
   // A ptxas killed by a signal is run once more: a crash that repeats on the
   // same PTX is that PTX's compile failure (a text that crashes the compiler

@@ -12,6 +12,7 @@
 #include "evaluator/gpu/hw_pass.hpp"
 #include "evaluator/gpu/kernels.hpp"
 #include "evaluator/gpu/module_globals.hpp"
+#include "evaluator/gpu/profile_job.hpp"
 #include "evaluator/gpu/timing.hpp"
 #ifdef PTXBENCH_HAVE_PROFILE
 #include "evaluator/profile/sass_counter.hpp"
@@ -210,6 +211,11 @@ protocol::worker_result run_job(worker_state& w, reference_cache& refs, const pr
   protocol::worker_result res;
   res.id = job.id;
   evaluation_result& r = res.partial;
+  if (!job.profile_part.empty()) {
+    res.profile = run_profile_job(w, refs, job);
+    res.recycle = true;  // CUPTI's profilers are set up once per process
+    return res;
+  }
   if (job.count_only && job.hw_check) {
     res.dynamic = hw_pass(w, refs, job);
     res.recycle = true;

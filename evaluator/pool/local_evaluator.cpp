@@ -24,6 +24,7 @@
 #include "evaluator/pool/instruction_proof.hpp"
 #include "evaluator/pool/local_options.hpp"
 #include "evaluator/pool/slot_queue.hpp"
+#include "evaluator/pool/profile_pass.hpp"
 #include "evaluator/pool/verdict.hpp"
 #include "ptxbench/version.hpp"
 
@@ -152,13 +153,16 @@ class local_evaluator final : public evaluator {
     r.evaluator_version = evaluator_version;
     r.gpu = gpu_description();
     for (int i = 0; i < stage_count; ++i) r.stages[stage(i)] = stage_outcome{stage_status::not_run, "", 0.0};
+    profile_target target;
     try {
-      run_stages(req, r, t0);
+      run_stages(req, r, t0, target);
     } catch (const std::exception& e) {
       // Infrastructure failure inside this evaluation: reported, not a verdict on the candidate.
       r.stages[stage::runtime] = {stage_status::error, std::string("evaluator error: ") + e.what(), 0.0};
     }
     finish_verdict(r);
+    // The profile comes after the verdict, which it never changes.
+    if (req.profile && target.slot && r.performance && !r.evaluator_error()) attach_profile(req, target, r, t0);
     r.total_ms = ms_since(t0);
     note(r, t0, "done");
     std::stable_sort(r.timeline.begin(), r.timeline.end(),
@@ -205,7 +209,29 @@ class local_evaluator final : public evaluator {
            o.sent_at + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double, std::milli>(step.at_ms)));
   }
 
-  void run_stages(const evaluation_request& req, evaluation_result& r, clock_type::time_point start) {
+  // Where a candidate that reached the performance stage can be profiled.
+  struct profile_target {
+    gpu_slot* slot = nullptr;
+    protocol::worker_job job;
+  };
+
+  void attach_profile(const evaluation_request& req, const profile_target& target, evaluation_result& r,
+                      clock_type::time_point start) {
+    const std::string key = task_to_json(req.t).dump() + '\x1f' + req.ptx + '\x1f' + req.manifest_text + '\x1f' +
+                            target.slot->hello().name;
+    profile_report p;
+    if (!m_profiles.find(key, p)) {
+      note(r, start, "profile started");
+      p = run_profile_pass(*target.slot, target.job, req.ptx, *r.performance, m_job_ids);
+      p.fingerprint = profile_fingerprint(key);
+      m_profiles.put(key, p);
+    }
+    note(r, start, p.cached ? "profile from the cache" : "profile done");
+    r.profile = std::move(p);
+  }
+
+  void run_stages(const evaluation_request& req, evaluation_result& r, clock_type::time_point start,
+                  profile_target& target) {
     auto t0 = clock_type::now();
     choose_seeds(req, r);
     manifest m;
@@ -267,7 +293,7 @@ class local_evaluator final : public evaluator {
       r.stages[stage::instructions].time_ms = p.ms;
       return;
     }
-    run_on_gpu(req, m, cm, static_check, r, start);
+    run_on_gpu(req, m, cm, static_check, r, start, target);
   }
 
   std::string gpu_unavailable_reason(const evaluation_request& req) const {
@@ -416,7 +442,8 @@ class local_evaluator final : public evaluator {
   }
 
   void run_on_gpu(const evaluation_request& req, const manifest& m, const compiled_module& cm,
-                  std::future<static_part>& static_check, evaluation_result& r, clock_type::time_point start) {
+                  std::future<static_part>& static_check, evaluation_result& r, clock_type::time_point start,
+                  profile_target& target) {
     protocol::worker_job job;
     job.id = ++m_job_ids;
     job.t = req.t;
@@ -490,6 +517,7 @@ class local_evaluator final : public evaluator {
     note(r, start, "main job done");
     held.reset();
     r.gpu = gpu_description();
+    target = {&slot, job};
     // After the main job the passes start while the static check (nvdisasm,
     // ~0.4 s of fixed start-up on the H200) may still run.
     if (!early.valid() && restart_error.empty() && out.end == job_end::result && worth_counting &&
@@ -595,6 +623,7 @@ class local_evaluator final : public evaluator {
   std::unique_ptr<slot_queue> m_queue;
   std::string m_no_gpu_reason;
   std::atomic<uint64_t> m_job_ids{0};
+  profile_cache m_profiles;
   std::mutex m_rng_mutex;
   std::mt19937_64 m_rng{(uint64_t(std::random_device{}()) << 32) ^ std::random_device{}()};
 };

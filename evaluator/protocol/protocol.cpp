@@ -152,6 +152,7 @@ nlohmann::json to_json(const worker_job& j) {
           {"count_launch", j.count_launch},
           {"count_size", j.count_size},
           {"count_seed", j.count_seed},
+          {"profile_part", j.profile_part},
           {"time_limit_ms", j.time_limit_ms},
           {"timing_budget_ms", j.timing_budget_ms}};
 }
@@ -171,6 +172,9 @@ worker_job job_from_json(const nlohmann::json& j) {
   job.count_launch = j.value("count_launch", 0);
   job.count_size = j.value("count_size", 0);
   job.count_seed = j.value("count_seed", uint64_t(0));
+  job.profile_part = j.value("profile_part", "");
+  if (!job.profile_part.empty() && job.profile_part != "counters" && job.profile_part != "sampling")
+    throw std::runtime_error("job: profile_part is '" + job.profile_part + "' (counters or sampling)");
   if (job.count_size < 0 || size_t(job.count_size) >= job.t.sizes.size())
     throw std::runtime_error("job: count_size out of range");
   if (job.count_launch < 0 || size_t(job.count_launch) >= std::max<size_t>(1, job.m.launches.size()))
@@ -203,7 +207,8 @@ nlohmann::json to_json(const worker_result& r) {
             {"hw_metrics", r.dynamic.hw_metrics},
             {"hw_values", r.dynamic.hw_values},
             {"hw_passes", r.dynamic.hw_passes},
-            {"hw_unavailable", r.dynamic.hw_unavailable}}}};
+            {"hw_unavailable", r.dynamic.hw_unavailable}}},
+          {"profile", to_json(r.profile)}};
 }
 
 worker_result result_from_json(const nlohmann::json& j) {
@@ -212,6 +217,7 @@ worker_result result_from_json(const nlohmann::json& j) {
   r.partial = evaluation_result_from_json(j.at("partial"));
   r.context_lost = j.value("context_lost", false);
   r.recycle = j.value("recycle", false);
+  if (j.contains("profile") && j["profile"].is_object()) r.profile = profile_raw_from_json(j["profile"]);
   if (j.contains("dynamic")) {
     const auto& d = j["dynamic"];
     r.dynamic.ran = d.value("ran", false);

@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "evaluator/api/evaluation.hpp"
+#include "evaluator/protocol/profile_protocol.hpp"
 
 namespace ptxbench::protocol {
 
@@ -105,6 +106,9 @@ struct worker_job {
   int count_launch = 0;
   int count_size = 0;
   uint64_t count_seed = 0;
+  // A profiling job (evaluator/protocol/profile_protocol.hpp): "counters" or
+  // "sampling" at size `count_size` on inputs of `count_seed`; "" for none.
+  std::string profile_part;
   double time_limit_ms = 10000;
   double timing_budget_ms = 1500;
 };
@@ -151,6 +155,7 @@ struct worker_result {
   // pass of a process, so a worker that ran a pass is never reused.
   bool recycle = false;
   dynamic_counts dynamic;  // counting jobs only
+  profile_raw profile;     // profiling jobs only
 };
 nlohmann::json to_json(const worker_result& r);
 worker_result result_from_json(const nlohmann::json& j);

@@ -1,0 +1,73 @@
+// format_profile: the profile as the model reads it. Figures that were not
+// measured (-1) print as "-", and a part that could not run says why, so a
+// model never reads a made-up number or a silent gap.
+#include <cstdio>
+#include <sstream>
+
+#include "agent/prompt/prompt.hpp"
+
+namespace ptxbench {
+namespace {
+
+std::string pct(double v) {
+  if (v < 0) return "-";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0f%%", v);
+  return b;
+}
+
+std::string num(double v, const char* fmt) {
+  if (v < 0) return "-";
+  char b[48];
+  std::snprintf(b, sizeof b, fmt, v);
+  return b;
+}
+
+void kernel_table(const profile_report& p, std::ostringstream& o) {
+  o << "| kernel | time (us) | SM busy | tensor pipe | DRAM | L2 | L2 hit | occupancy | smem bank conflicts | regs/thread | smem/CTA |\n"
+       "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const profile_kernel& k : p.kernels)
+    o << "| " << k.name << " | " << num(k.duration_us, "%.1f") << " | " << pct(k.sm_throughput_pct) << " | "
+      << pct(k.tensor_pipe_pct) << " | " << pct(k.dram_throughput_pct) << " | " << pct(k.l2_throughput_pct) << " | "
+      << pct(k.l2_hit_rate_pct) << " | " << pct(k.achieved_occupancy_pct) << " | "
+      << num(k.smem_bank_conflicts, "%.0f") << " | " << (k.registers_per_thread < 0 ? "-" : std::to_string(k.registers_per_thread))
+      << " | " << (k.shared_bytes_per_cta < 0 ? "-" : std::to_string(k.shared_bytes_per_cta)) << " |\n";
+}
+
+}  // namespace
+
+std::string format_profile(const profile_report& p, size_t top_lines) {
+  std::ostringstream o;
+  o << "Profile at " << (p.size.empty() ? "the timed size" : p.size)
+    << " (hardware counters and PC sampling; throughputs are % of the device's peak):\n";
+  if (!p.kernels.empty()) {
+    kernel_table(p, o);
+  } else {
+    o << "Kernel counters: not available (" << (p.kernels_error.empty() ? "not measured" : p.kernels_error) << ").\n";
+  }
+  const profile_roofline& r = p.roofline;
+  if (r.flops > 0 && r.achieved_tflops > 0) {
+    char b[400];
+    std::snprintf(b, sizeof b,
+                  "Roofline: arithmetic intensity %.0f FLOP/byte (%s-bound on this GPU); you reach %.0f TFLOP/s of "
+                  "%.0f peak (%.0f%%) and %.0f GB/s of the minimum traffic against %.0f GB/s of bandwidth.\n",
+                  r.intensity, r.bound.empty() ? "?" : r.bound.c_str(), r.achieved_tflops, r.peak_tflops,
+                  r.peak_tflops > 0 ? 100.0 * r.achieved_tflops / r.peak_tflops : 0.0, r.achieved_gbps, r.peak_gbps);
+    o << b;
+  }
+  if (!p.lines.empty()) {
+    o << "Where your kernel's warps spend their time (PC samples, by line of your PTX):\n";
+    for (size_t i = 0; i < p.lines.size() && i < top_lines; ++i) {
+      const profile_line& l = p.lines[i];
+      char b[128];
+      std::snprintf(b, sizeof b, "%.0f%% of samples", 100.0 * l.share);
+      o << "- line " << l.line << " `" << l.text << "`: " << b << ", mostly " << l.stall_words << " ("
+        << num(100.0 * l.stall_share, "%.0f") << "% of its samples)\n";
+    }
+  } else {
+    o << "Stall reasons per line: not available (" << (p.lines_error.empty() ? "not measured" : p.lines_error) << ").\n";
+  }
+  return o.str();
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,86 @@
+#pragma once
+// The profile of a candidate that reached the performance stage: where its
+// time went, measured after the verdict (never part of it), at the timed size.
+// Kernel figures come from the GPU's counters (ncu's metric names, CUPTI's
+// range profiler), for the candidate's launches and the library baseline's
+// side by side; stall reasons come from PC sampling, added up on the lines of
+// the candidate's own PTX; the roofline line places the candidate against the
+// device's peaks. A part that could not be measured says why in plain words
+// (`*_error`) and has no figures: nothing here is ever made up.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ptxbench {
+
+// One range of the counter pass: a candidate launch, or the baseline's run
+// (all its library kernels together). -1: not measured.
+struct profile_kernel {
+  std::string name;                  // "yours: launch 0 (gemm)", "cuBLASLt"
+  bool baseline = false;
+  double duration_us = -1;           // gpu__time_duration.sum
+  double sm_throughput_pct = -1;     // sm__throughput, % of peak
+  double tensor_pipe_pct = -1;       // tensor pipe (wgmma/mma) cycles active, % of peak
+  double dram_throughput_pct = -1;   // dram__throughput, % of peak
+  double l2_throughput_pct = -1;     // lts__throughput, % of peak
+  double l2_hit_rate_pct = -1;       // lts__t_sector_hit_rate
+  double achieved_occupancy_pct = -1;  // sm__warps_active, % of peak sustained
+  double smem_bank_conflicts = -1;   // l1tex shared-memory bank conflicts (count)
+  double dram_bytes = -1;            // dram__bytes.sum
+  int registers_per_thread = -1;     // the function's (candidate only)
+  int shared_bytes_per_cta = -1;     // static + dynamic (candidate only)
+};
+
+// One line of the candidate's PTX with PC samples on it.
+struct profile_line {
+  int line = 0;                // 1-based, in the PTX the model wrote
+  std::string text;            // the line, trimmed and cut to 160 characters
+  double share = 0;            // of all samples of the candidate's kernels
+  uint64_t samples = 0;
+  std::string stall;           // dominant stall reason, CUPTI's name ("barrier", "long_scoreboard")
+  std::string stall_words;     // the same in plain words ("waiting on a barrier")
+  double stall_share = 0;      // of this line's samples
+};
+
+struct profile_roofline {
+  double flops = 0;            // the task's FLOPs at the timed size
+  double bytes = 0;            // the task's minimum bytes (inputs read + outputs written once)
+  double intensity = 0;        // flops / bytes
+  double achieved_tflops = 0;  // flops / the candidate's time
+  double peak_tflops = 0;      // measured on this worker
+  double achieved_gbps = 0;    // bytes / the candidate's time (the minimum traffic)
+  double dram_gbps = 0;        // measured DRAM traffic / the candidate's kernel time, when counted
+  double peak_gbps = 0;        // measured copy bandwidth of this worker
+  std::string bound;           // "compute" or "memory": which roof the intensity puts it under
+};
+
+struct profile_report {
+  bool ran = false;                  // some part measured something
+  std::string size;                  // the timed size
+  std::string fingerprint;           // what the profile is cached by
+  bool cached = false;               // reused from an earlier evaluation of the same candidate
+  std::vector<profile_kernel> kernels;
+  std::string kernels_error;         // why there are no kernel figures
+  std::vector<profile_line> lines;   // hottest first (at most 20)
+  uint64_t samples = 0;              // PC samples of the candidate's kernels
+  double unmapped_share = 0;         // samples on SASS with no line of the candidate (prologue, padding)
+  std::string lines_error;           // why there are no lines
+  profile_roofline roofline;
+  double time_ms = 0;                // wall time of the profile, all parts
+};
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(profile_kernel, name, baseline, duration_us, sm_throughput_pct,
+                                                tensor_pipe_pct, dram_throughput_pct, l2_throughput_pct,
+                                                l2_hit_rate_pct, achieved_occupancy_pct, smem_bank_conflicts,
+                                                dram_bytes, registers_per_thread, shared_bytes_per_cta)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(profile_line, line, text, share, samples, stall, stall_words,
+                                                stall_share)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(profile_roofline, flops, bytes, intensity, achieved_tflops,
+                                                peak_tflops, achieved_gbps, dram_gbps, peak_gbps, bound)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(profile_report, ran, size, fingerprint, cached, kernels,
+                                                kernels_error, lines, samples, unmapped_share, lines_error, roofline,
+                                                time_ms)
+
+}  // namespace ptxbench

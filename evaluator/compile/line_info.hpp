@@ -1,0 +1,72 @@
+#pragma once
+// Line info for profiling: a copy of the candidate's PTX that tells ptxas,
+// instruction by instruction, which line of the candidate's own text it came
+// from, and the SASS offset -> PTX line map read back from the cubin. With it
+// a profiler's per-PC samples land on the model's lines. No GPU needed.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "evaluator/compile/compile.hpp"
+
+namespace ptxbench {
+
+// The file name the annotated copy declares (`.file 1 "candidate.ptx"`).
+inline constexpr const char* k_line_info_file = "candidate.ptx";
+
+struct line_annotated_ptx {
+  std::string ptx;            // the copy: the candidate's text with directives added
+  int instruction_lines = 0;  // lines that received a `.loc`
+  int dropped_directives = 0; // the candidate's own `.file`/`.loc` lines, turned into comments
+  std::string problem;        // "" or why no copy could be made (no module header, unbalanced braces)
+};
+
+// Returns a copy of `ptx` with `.file 1 "candidate.ptx"` after the module
+// header (.version/.target/.address_size) and `.loc 1 <line> 0` on its own
+// line before every line of a function body where an instruction starts
+// (labels, directives, braces and the continuation lines of a statement
+// spanning several lines get none). <line> is the 1-based line in `ptx`, so
+// line numbers of the copy's line table are the candidate's. The candidate's
+// own `.file`/`.loc` lines become comments (their numbers would clash); every
+// other character of `ptx` is kept. Pure; never throws; bounded by the size of
+// `ptx` (linear scan).
+line_annotated_ptx add_line_info(const std::string& ptx);
+
+// SASS byte offset (per function, as nvdisasm and CUPTI count them) -> 1-based
+// line of the candidate's PTX.
+struct sass_line_map {
+  bool available = false;
+  std::string error;  // why there is no map (no nvdisasm, no line table)
+  std::map<std::string, std::map<uint64_t, int>> lines;  // function -> offset -> line
+  // Warpgroup MMAs that ptxas left on a neighbour's line, placed on their
+  // wgmma.mma_async lines by compile_with_line_info (line_map.cpp says how).
+  int placed_by_order = 0;
+  // The line of the instruction at `offset` of `function`; 0 when unknown.
+  int line_of(const std::string& function, uint64_t offset) const;
+  size_t size() const;
+};
+
+// Reads `nvdisasm -gi -c` text: ".section .text.<function>" headers,
+// `//## File "<file>", line N` markers (the line of `file_name` in force until
+// the next marker of the section) and "/*0040*/ ..." instructions. Instructions
+// before any marker of `file_name`, or under another file's marker, are left
+// out. Never throws.
+sass_line_map parse_nvdisasm_line_info(const std::string& text, const std::string& file_name = k_line_info_file);
+
+// Runs nvdisasm -gi -c on `cubin` and parses it. available == false, with the
+// reason, when nvdisasm is missing or fails or the cubin has no line table.
+sass_line_map sass_line_map_of(const std::vector<char>& cubin);
+
+// compile_ptx for profiling: `add_line_info(ptx)` compiled with -lineinfo by
+// the compiler compile_ptx(ptx, arch) would use (uncached: a profile is rare
+// and cached by candidate). `problem` says why no line-mapped cubin exists;
+// then the caller profiles without lines.
+struct line_mapped_module {
+  compiled_module compiled;  // of the annotated copy
+  sass_line_map map;
+  std::string problem;
+};
+line_mapped_module compile_with_line_info(const std::string& ptx, const std::string& arch);
+
+}  // namespace ptxbench

@@ -1,0 +1,213 @@
+// The SASS -> PTX line map of a cubin compiled from add_line_info's copy:
+// nvdisasm -gi prints the line table as `//## File "...", line N` markers
+// before the instructions they cover (the form the PC-sampling probe on the
+// H200 was mapped with).
+#include <chrono>
+#include <string_view>
+
+#include "evaluator/compile/compile_backends.hpp"
+#include "evaluator/compile/line_info.hpp"
+#include "evaluator/compile/ptx_text.hpp"
+#include "evaluator/compile/subprocess.hpp"
+
+namespace ptxbench {
+
+int sass_line_map::line_of(const std::string& function, uint64_t offset) const {
+  const auto f = lines.find(function);
+  if (f == lines.end()) return 0;
+  const auto at = f->second.find(offset);
+  return at == f->second.end() ? 0 : at->second;
+}
+
+size_t sass_line_map::size() const {
+  size_t n = 0;
+  for (const auto& [name, offsets] : lines) n += offsets.size();
+  return n;
+}
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// "\t.section\t.text.<name>,\"ax\",@progbits" -> name; "" otherwise.
+std::string text_section(std::string_view line) {
+  line = trim(line);
+  if (line.substr(0, 8) != ".section") return "";
+  line = trim(line.substr(8));
+  if (line.substr(0, 6) != ".text.") return "";
+  line.remove_prefix(6);
+  const size_t end = line.find_first_of(", \t");
+  return std::string(line.substr(0, end));
+}
+
+// `//## File "<file>", line N ...` -> N when <file> is `file_name`, 0 for
+// another file, -1 when the line is no marker.
+int file_marker(std::string_view line, const std::string& file_name) {
+  line = trim(line);
+  constexpr std::string_view prefix = "//## File \"";
+  if (line.substr(0, prefix.size()) != prefix) return -1;
+  line.remove_prefix(prefix.size());
+  const size_t quote = line.find('"');
+  if (quote == std::string_view::npos) return 0;
+  const bool ours = line.substr(0, quote) == file_name;
+  line.remove_prefix(quote + 1);
+  constexpr std::string_view tag = ", line ";
+  if (line.substr(0, tag.size()) != tag) return 0;
+  line.remove_prefix(tag.size());
+  long n = 0;
+  size_t digits = 0;
+  while (digits < line.size() && digits < 9 && line[digits] >= '0' && line[digits] <= '9')
+    n = n * 10 + (line[digits++] - '0');
+  return ours && digits > 0 ? int(n) : 0;
+}
+
+// "/*0a40*/ ..." -> 0xa40; false otherwise.
+bool instruction_offset(std::string_view line, uint64_t& offset) {
+  line = trim(line);
+  if (line.substr(0, 2) != "/*") return false;
+  const size_t close = line.find("*/");
+  if (close == std::string_view::npos || close < 3 || close > 18) return false;
+  offset = 0;
+  for (size_t i = 2; i < close; ++i) {
+    const char c = line[i];
+    const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (v < 0) return false;
+    offset = offset * 16 + uint64_t(v);
+  }
+  return true;
+}
+
+}  // namespace
+
+sass_line_map parse_nvdisasm_line_info(const std::string& text, const std::string& file_name) {
+  sass_line_map map;
+  std::string function;
+  int current = 0;
+  for (std::string_view line : ptx_text::split_lines(text)) {
+    if (std::string name = text_section(line); !name.empty()) {
+      function = std::move(name);
+      current = 0;
+      continue;
+    }
+    if (const int marker = file_marker(line, file_name); marker >= 0) {
+      current = marker;
+      continue;
+    }
+    uint64_t offset = 0;
+    if (!function.empty() && current > 0 && instruction_offset(line, offset)) map.lines[function][offset] = current;
+  }
+  map.available = !map.lines.empty();
+  if (!map.available) map.error = "the disassembly has no line table for " + file_name;
+  return map;
+}
+
+sass_line_map sass_line_map_of(const std::vector<char>& cubin) {
+  sass_line_map map;
+  const std::string nvdisasm = nvdisasm_path();
+  if (nvdisasm.empty()) {
+    map.error = "nvdisasm not found (set PTXBENCH_NVDISASM)";
+    return map;
+  }
+  temp_file file("ptxbench-lines-", ".cubin");
+  if (!file.ok() || !file.write(cubin.data(), cubin.size())) {
+    map.error = "could not write the cubin to a temporary file";
+    return map;
+  }
+  const process_result run = run_process({nvdisasm, "-gi", "-c", file.path()}, 60000);
+  if (!run.ran || run.exit_code != 0) {
+    map.error = !run.ran ? "nvdisasm: " + run.failure : "nvdisasm -gi failed: " + run.err.substr(0, run.err.find('\n'));
+    return map;
+  }
+  return parse_nvdisasm_line_info(run.out);
+}
+
+namespace {
+
+// ptxas gives a warpgroup MMA (HGMMA/QGMMA/IGMMA) no line-table row of its
+// own: it inherits the row of the instruction before it, a descriptor's
+// arithmetic a few lines away (seen with ptxas 13.0 on every wgmma solution,
+// while mma.sync's HMMA and ldmatrix's LDSM map exactly). In program order
+// they follow their wgmma.mma_async lines one to one wherever the counts agree
+// (each solution's listing checked), so they are paired in order per function;
+// where the counts differ, each goes to the nearest wgmma line at or before
+// its inherited one. Returns how many were moved.
+int place_warpgroup_mmas(sass_line_map& map, const std::vector<sass_instruction>& listing, const std::string& ptx) {
+  const std::string blanked = ptx_text::blank_comments_and_strings(ptx);
+  const std::vector<std::string_view> src = ptx_text::split_lines(blanked);
+  std::vector<int> wgmma_lines;
+  for (size_t n = 0; n < src.size(); ++n)
+    if (src[n].find("wgmma.mma_async") != std::string_view::npos) wgmma_lines.push_back(int(n + 1));
+  std::map<std::string, std::vector<const sass_instruction*>> mmas;
+  for (const sass_instruction& inst : listing)
+    if ((inst.opcode == "HGMMA" || inst.opcode == "QGMMA" || inst.opcode == "IGMMA") && map.line_of(inst.function, inst.offset) > 0 &&
+        sass_instruction_flops(inst) > 0)
+      mmas[inst.function].push_back(&inst);
+  const std::vector<ptx_entry> entries = parse_ptx_entries(ptx);
+  int moved = 0;
+  for (const auto& [function, insts] : mmas) {
+    int from = 1, to = int(src.size());
+    for (size_t e = 0; e < entries.size(); ++e)
+      if (entries[e].name == function) {
+        from = entries[e].line;
+        to = e + 1 < entries.size() ? entries[e + 1].line - 1 : int(src.size());
+      }
+    std::vector<int> own;
+    for (int l : wgmma_lines)
+      if (l >= from && l <= to) own.push_back(l);
+    if (own.empty()) continue;
+    for (size_t i = 0; i < insts.size(); ++i) {
+      int& line = map.lines[function][insts[i]->offset];
+      int placed = own.front();
+      if (own.size() == insts.size()) {
+        placed = own[i];
+      } else {
+        for (int l : own)
+          if (l <= line) placed = l;
+      }
+      moved += placed != line;
+      line = placed;
+    }
+  }
+  return moved;
+}
+
+}  // namespace
+
+line_mapped_module compile_with_line_info(const std::string& ptx, const std::string& arch) {
+  line_mapped_module out;
+  const line_annotated_ptx annotated = add_line_info(ptx);
+  if (!annotated.problem.empty()) {
+    out.problem = annotated.problem;
+    return out;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  compiled_module& c = out.compiled;
+  c.report.arch = arch;
+  if (automatic_backend() == compiler_backend::ptxas && !ptxas_path().empty()) {
+    c.report.log = "compiler: ptxas (whole program, line info) -arch=" + arch + "\n";
+    compile_with_ptxas(annotated.ptx, arch, ptxas_path(), c, true);
+  } else {
+    c.report.log = "compiler: nvJitLink (relocatable, line info) -arch=" + arch + "\n";
+    compile_with_nvjitlink(annotated.ptx, arch, c, true);
+  }
+  c.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!c.ok) {
+    out.problem = "the copy with line info did not compile: " +
+                  (c.evaluator_error.empty() ? c.report.log.substr(0, 400) : c.evaluator_error);
+    return out;
+  }
+  out.map = sass_line_map_of(c.cubin);
+  if (!out.map.available) {
+    out.problem = out.map.error;
+    return out;
+  }
+  const sass_listing listing = disassemble(c.cubin);
+  if (listing.available) out.map.placed_by_order = place_warpgroup_mmas(out.map, listing.instructions, ptx);
+  return out;
+}
+
+}  // namespace ptxbench

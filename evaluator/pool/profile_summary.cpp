@@ -1,0 +1,193 @@
+#include "evaluator/pool/profile_summary.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <string_view>
+
+namespace ptxbench {
+
+std::string stall_short_name(const std::string& cupti_name) {
+  std::string s = cupti_name;
+  for (const char* prefix : {"smsp__pcsamp_warps_issue_stalled_", "smsp__pcsamp_"})
+    if (s.rfind(prefix, 0) == 0) {
+      s = s.substr(std::string(prefix).size());
+      break;
+    }
+  const std::string suffix = "_not_issued";
+  if (s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0)
+    s.resize(s.size() - suffix.size());
+  return s;
+}
+
+std::string stall_in_words(const std::string& short_name) {
+  static const std::map<std::string, std::string> words = {
+      {"barrier", "waiting at a CTA barrier (bar.sync)"},
+      {"membar", "waiting on a memory fence"},
+      {"long_scoreboard", "waiting on a global/local memory load (L1TEX)"},
+      {"short_scoreboard", "waiting on shared memory or a special-function result"},
+      {"mio_throttle", "shared-memory instruction queue full (bank conflicts or too many smem ops)"},
+      {"lg_throttle", "global/local memory queue full (local-memory spills or too many loads)"},
+      {"tex_throttle", "texture/L1TEX queue full"},
+      {"math_pipe_throttle", "math pipe busy"},
+      {"wait", "fixed-latency dependency"},
+      {"sleeping", "sleeping (nanosleep back-off or a suspended try_wait)"},
+      {"branch_resolving", "resolving a branch"},
+      {"dispatch_stall", "dispatch stall"},
+      {"drain", "draining memory stores at exit"},
+      {"imc_miss", "constant cache miss"},
+      {"no_instructions", "instruction cache miss"},
+      {"not_selected", "ready but another warp issued"},
+      {"selected", "issuing (not stalled)"},
+      {"misc", "miscellaneous"},
+      {"gmma", "waiting on a warpgroup MMA (wgmma) to complete"},
+      {"tensor_pipe", "waiting on the tensor pipe"},
+  };
+  const auto w = words.find(short_name);
+  if (w != words.end()) return w->second;
+  std::string s = short_name;
+  std::replace(s.begin(), s.end(), '_', ' ');
+  return s;
+}
+
+namespace {
+
+double value_or(const std::vector<double>& v, size_t i) { return i < v.size() ? v[i] : -1; }
+
+}  // namespace
+
+void summarise_counters(const protocol::profile_raw& counters, profile_report& out) {
+  if (!counters.ran) {
+    out.kernels_error = counters.error.empty() ? "the counter pass did not run" : counters.error;
+    return;
+  }
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < counters.metrics.size(); ++i) col[counters.metrics[i]] = i;
+  const auto get = [&](const std::vector<double>& v, const char* m) {
+    const auto c = col.find(m);
+    return c == col.end() ? -1.0 : value_or(v, c->second);
+  };
+  size_t launch = 0;
+  for (size_t r = 0; r < counters.ranges.size() && r < counters.values.size(); ++r) {
+    const std::vector<double>& v = counters.values[r];
+    profile_kernel k;
+    k.baseline = counters.ranges[r].rfind("baseline", 0) == 0;
+    k.name = k.baseline ? counters.ranges[r].substr(std::min<size_t>(10, counters.ranges[r].size()))
+                        : "yours: " + counters.ranges[r];
+    const double ns = get(v, "gpu__time_duration.sum");
+    k.duration_us = ns >= 0 ? ns / 1000.0 : -1;
+    k.sm_throughput_pct = get(v, "sm__throughput.avg.pct_of_peak_sustained_elapsed");
+    k.tensor_pipe_pct = std::max(get(v, "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed"),
+                                 get(v, "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed"));
+    k.dram_throughput_pct = get(v, "dram__throughput.avg.pct_of_peak_sustained_elapsed");
+    k.l2_throughput_pct = get(v, "lts__throughput.avg.pct_of_peak_sustained_elapsed");
+    k.l2_hit_rate_pct = get(v, "lts__t_sector_hit_rate.pct");
+    k.achieved_occupancy_pct = get(v, "sm__warps_active.avg.pct_of_peak_sustained_active");
+    k.smem_bank_conflicts = get(v, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum");
+    k.dram_bytes = get(v, "dram__bytes.sum");
+    if (!k.baseline) {
+      if (launch < counters.registers.size()) k.registers_per_thread = counters.registers[launch];
+      if (launch < counters.shared_bytes.size()) k.shared_bytes_per_cta = counters.shared_bytes[launch];
+      ++launch;
+    }
+    out.kernels.push_back(std::move(k));
+  }
+  out.ran = out.ran || !out.kernels.empty();
+}
+
+namespace {
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> out;
+  for (size_t at = 0; at < text.size();) {
+    const size_t eol = std::min(text.find('\n', at), text.size());
+    out.push_back(text.substr(at, eol - at));
+    at = eol + 1;
+  }
+  return out;
+}
+
+std::string line_text(const std::vector<std::string_view>& lines, int line) {
+  if (line < 1 || size_t(line) > lines.size()) return "";
+  std::string_view s = lines[size_t(line - 1)];
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  std::string out(s.substr(0, 160));
+  if (s.size() > 160) out += "…";
+  return out;
+}
+
+}  // namespace
+
+void summarise_samples(const protocol::profile_raw& sampling, const sass_line_map& map, const std::string& ptx,
+                       size_t top, profile_report& out) {
+  if (!sampling.ran) {
+    out.lines_error = sampling.error.empty() ? "PC sampling did not run" : sampling.error;
+    return;
+  }
+  if (!map.available) {
+    out.lines_error = "no SASS-to-PTX line map: " + map.error;
+    return;
+  }
+  std::map<int, std::map<std::string, uint64_t>> by_line;
+  uint64_t total = 0, unmapped = 0;
+  for (const auto& pc : sampling.pcs) {
+    if (map.lines.count(pc.function) == 0) continue;  // not a kernel of the candidate's module
+    const int line = map.line_of(pc.function, pc.pc_offset);
+    for (const auto& [reason, n] : pc.samples) {
+      total += n;
+      if (line == 0) {
+        unmapped += n;
+        continue;
+      }
+      by_line[line][stall_short_name(reason)] += n;
+    }
+  }
+  out.samples = total;
+  if (total == 0) {
+    out.lines_error = "PC sampling ran but recorded no samples of the candidate's kernels";
+    return;
+  }
+  out.unmapped_share = double(unmapped) / double(total);
+  const std::vector<std::string_view> lines = split_lines(ptx);
+  for (const auto& [line, stalls] : by_line) {
+    profile_line l;
+    l.line = line;
+    l.text = line_text(lines, line);
+    for (const auto& [reason, n] : stalls) {
+      l.samples += n;
+      // "selected" is issuing, not a stall: the dominant stall is among the others when any.
+      if (reason != "selected" && (l.stall.empty() || n > stalls.at(l.stall))) l.stall = reason;
+    }
+    if (l.stall.empty()) l.stall = "selected";
+    l.share = double(l.samples) / double(total);
+    l.stall_share = l.samples ? double(stalls.at(l.stall)) / double(l.samples) : 0;
+    l.stall_words = stall_in_words(l.stall);
+    out.lines.push_back(std::move(l));
+  }
+  std::stable_sort(out.lines.begin(), out.lines.end(),
+                   [](const profile_line& a, const profile_line& b) { return a.samples > b.samples; });
+  if (out.lines.size() > top) out.lines.resize(top);
+  out.ran = true;
+}
+
+profile_roofline make_roofline(const task& t, const size_point& s, double candidate_ms, double peak_tflops,
+                               double peak_gbps, double dram_bytes) {
+  profile_roofline r;
+  r.flops = task_flops(t, s);
+  for (const auto& ts : t.tensors) r.bytes += double(tensor_elements(ts, s)) * double(dtype_bytes(ts.type));
+  r.intensity = r.bytes > 0 ? r.flops / r.bytes : 0;
+  r.peak_tflops = peak_tflops;
+  r.peak_gbps = peak_gbps;
+  if (candidate_ms > 0) {
+    r.achieved_tflops = r.flops / (candidate_ms * 1e-3) / 1e12;
+    r.achieved_gbps = r.bytes / (candidate_ms * 1e-3) / 1e9;
+    if (dram_bytes > 0) r.dram_gbps = dram_bytes / (candidate_ms * 1e-3) / 1e9;
+  }
+  // The ridge point: intensity at which the two roofs meet (FLOP per byte).
+  const double ridge = peak_gbps > 0 ? peak_tflops * 1e12 / (peak_gbps * 1e9) : 0;
+  r.bound = ridge > 0 ? (r.intensity >= ridge ? "compute" : "memory") : "";
+  return r;
+}
+
+}  // namespace ptxbench

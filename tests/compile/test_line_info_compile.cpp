@@ -1,0 +1,112 @@
+// The annotated copy on real modules: every PTX fixture and reference solution
+// compiles with line info to the same SASS as the candidate itself, and the
+// instructions map back to the candidate's own lines exactly (a tensor-core
+// instruction to the line holding its wgmma/mma, a TMA load to its
+// cp.async.bulk.tensor, ...). Needs ptxas or nvJitLink and nvdisasm; no GPU.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "evaluator/common/files.hpp"
+#include "evaluator/compile/compile.hpp"
+#include "evaluator/compile/line_info.hpp"
+#include "fixtures.hpp"
+
+using namespace ptxbench;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct module_case {
+  std::string name, ptx, arch;
+};
+
+std::vector<module_case> modules() {
+  std::vector<module_case> out;
+  for (const char* f : {"trivial_sm90a.ptx", "entries_mixed.ptx", "mma_sync_sm90a.ptx", "tma_mbarrier_sm90a.ptx",
+                        "wgmma_sm90a.ptx", "tcgen05_sm100a.ptx"})
+    out.push_back({f, test::read_ptx_fixture(f), std::string(f).find("sm100a") != std::string::npos ? "sm_100a" : "sm_90a"});
+  const fs::path root = fs::path(PTXBENCH_SOURCE_DIR);
+  std::error_code ec;
+  for (const auto& dir : fs::directory_iterator(root / "tasks/solutions", ec)) {
+    const fs::path ptx = dir.path() / "kernel.ptx", task = root / "tasks" / (dir.path().filename().string() + ".json");
+    if (!fs::exists(ptx) || !fs::exists(task)) continue;
+    const auto t = nlohmann::json::parse(read_text_file(task.string(), "task"));
+    out.push_back({dir.path().filename().string(), read_text_file(ptx.string(), "solution"), t.at("arch").get<std::string>()});
+  }
+  return out;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out{""};  // 1-based
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t eol = text.find('\n', at);
+    out.push_back(text.substr(at, eol == std::string::npos ? std::string::npos : eol - at));
+    if (eol == std::string::npos) break;
+    at = eol + 1;
+  }
+  return out;
+}
+
+// SASS opcode -> the PTX word its line must hold.
+const std::map<std::string, std::string> k_origin = {{"HGMMA", "wgmma.mma_async"}, {"QGMMA", "wgmma.mma_async"},
+                                                     {"HMMA", "mma.sync"},         {"LDSM", "ldmatrix"},
+                                                     {"UTMALDG", "cp.async.bulk.tensor"},
+                                                     {"LDGSTS", "cp.async"},        {"USETMAXREG", "setmaxnreg"}};
+
+}  // namespace
+
+TEST_CASE("the line-info copy of every fixture and solution compiles to the same SASS and maps back exactly") {
+  if (nvdisasm_path().empty()) {
+    MESSAGE("skipped: nvdisasm not found");
+    return;
+  }
+  const std::vector<module_case> all = modules();
+  CHECK(all.size() >= 6);
+  for (const module_case& m : all) {
+    CAPTURE(m.name);
+    const compiled_module plain = compile_ptx(m.ptx, m.arch);
+    REQUIRE(plain.ok);
+    const line_mapped_module lm = compile_with_line_info(m.ptx, m.arch);
+    REQUIRE_MESSAGE(lm.problem.empty(), lm.problem);
+    // Same code: the same opcodes in the same order, function by function.
+    const sass_listing a = disassemble(plain.cubin), b = disassemble(lm.compiled.cubin);
+    REQUIRE(a.available);
+    REQUIRE(b.available);
+    REQUIRE(a.instructions.size() == b.instructions.size());
+    for (size_t i = 0; i < a.instructions.size(); ++i) {
+      CHECK(a.instructions[i].function == b.instructions[i].function);
+      CHECK(a.instructions[i].opcode == b.instructions[i].opcode);
+    }
+    const std::vector<std::string> src = lines_of(m.ptx);
+    std::set<int> loc_lines;
+    for (const std::string& l : lines_of(add_line_info(m.ptx).ptx))
+      if (l.rfind("\t.loc 1 ", 0) == 0) loc_lines.insert(std::stoi(l.substr(8)));
+    size_t mapped = 0, checked = 0;
+    for (const sass_instruction& inst : b.instructions) {
+      const int line = lm.map.line_of(inst.function, inst.offset);
+      if (line == 0) continue;
+      ++mapped;
+      REQUIRE(line < int(src.size()));
+      CHECK(loc_lines.count(line) == 1);  // only lines that hold an instruction
+      const bool padding = inst.opcode.find("GMMA") != std::string::npos && sass_instruction_flops(inst) == 0;
+      if (auto o = k_origin.find(inst.opcode); o != k_origin.end() && !padding) {
+        INFO("SASS " << inst.text << " at line " << line << ": " << src[size_t(line)]);
+        CHECK(src[size_t(line)].find(o->second) != std::string::npos);
+        ++checked;
+      }
+    }
+    // Almost every instruction carries a line (ptxas leaves padding and a few prologue ones without).
+    CHECK(mapped * 10 >= b.instructions.size() * 8);
+    MESSAGE(m.name << ": " << mapped << "/" << b.instructions.size() << " SASS mapped, " << checked
+                   << " tensor-core/TMA/ldmatrix checked");
+  }
+}

@@ -1,0 +1,121 @@
+// The profile's summaries: PC samples to the candidate's lines, kernel rows
+// from counter ranges, the roofline line, the raw data's JSON and the cache.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "evaluator/api/task.hpp"
+#include "evaluator/pool/profile_pass.hpp"
+#include "evaluator/pool/profile_summary.hpp"
+
+using namespace ptxbench;
+
+namespace {
+
+const task& gemm() {
+  static task t = load_task(std::string(PTXBENCH_SOURCE_DIR) + "/tasks", "gemm_bf16_wgmma_tma");
+  return t;
+}
+
+protocol::profile_raw sampled() {
+  protocol::profile_raw s;
+  s.part = "sampling";
+  s.ran = true;
+  s.pcs = {{"k", 0x10, {{"smsp__pcsamp_warps_issue_stalled_barrier", 30}, {"smsp__pcsamp_warps_issue_stalled_selected", 5}}},
+           {"k", 0x20, {{"smsp__pcsamp_warps_issue_stalled_long_scoreboard", 50}}},
+           {"k", 0x30, {{"smsp__pcsamp_warps_issue_stalled_barrier", 10}}},  // same line as 0x10
+           {"k", 0x40, {{"smsp__pcsamp_warps_issue_stalled_wait", 5}}},       // no line: prologue
+           {"reference_gemm", 0x0, {{"smsp__pcsamp_warps_issue_stalled_wait", 900}}}};  // not the candidate's
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("summarise_samples adds PC samples up on the candidate's lines with the dominant stall in words") {
+  sass_line_map map;
+  map.available = true;
+  map.lines["k"] = {{0x10, 3}, {0x20, 2}, {0x30, 3}};
+  profile_report p;
+  summarise_samples(sampled(), map, "line one\n  ld.global.v4.u32 {%r1}, [%rd1];\n\tbar.sync 0;\n", 20, p);
+  REQUIRE(p.lines.size() == 2);
+  CHECK(p.samples == 100);  // the other kernel's samples are left out
+  CHECK(p.lines[0].line == 2);
+  CHECK(p.lines[0].text == "ld.global.v4.u32 {%r1}, [%rd1];");
+  CHECK(p.lines[0].share == doctest::Approx(0.5));
+  CHECK(p.lines[0].stall == "long_scoreboard");
+  CHECK(p.lines[1].line == 3);
+  CHECK(p.lines[1].samples == 45);
+  CHECK(p.lines[1].stall == "barrier");  // "selected" is issuing, not a stall
+  CHECK(p.lines[1].stall_share == doctest::Approx(40.0 / 45.0));
+  CHECK(p.lines[1].stall_words == "waiting at a CTA barrier (bar.sync)");
+  CHECK(p.unmapped_share == doctest::Approx(0.05));
+  CHECK(p.ran);
+}
+
+TEST_CASE("a profile part that did not run leaves its reason and no figures") {
+  protocol::profile_raw failed;
+  failed.error = "cuptiPCSamplingEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES";
+  sass_line_map map;
+  profile_report p;
+  summarise_samples(failed, map, "", 5, p);
+  summarise_counters(failed, p);
+  CHECK(p.lines.empty());
+  CHECK(p.kernels.empty());
+  CHECK(p.lines_error == failed.error);
+  CHECK(p.kernels_error == failed.error);
+  CHECK_FALSE(p.ran);
+  protocol::profile_raw ok = sampled();
+  profile_report q;
+  summarise_samples(ok, map, "", 5, q);  // no line map
+  CHECK(q.lines_error.find("no SASS-to-PTX line map") == 0);
+}
+
+TEST_CASE("summarise_counters makes a row per range with the baseline marked") {
+  protocol::profile_raw c;
+  c.ran = true;
+  c.metrics = protocol::profile_counter_metrics();
+  c.ranges = {"launch 0 (gemm)", "baseline: cuBLASLt"};
+  std::vector<double> v(c.metrics.size(), 10.0);
+  v[0] = 2500000;  // gpu__time_duration.sum, ns
+  c.values = {v, v};
+  c.registers = {168};
+  c.shared_bytes = {197632};
+  profile_report p;
+  summarise_counters(c, p);
+  REQUIRE(p.kernels.size() == 2);
+  CHECK(p.kernels[0].name == "yours: launch 0 (gemm)");
+  CHECK(p.kernels[0].duration_us == doctest::Approx(2500));
+  CHECK(p.kernels[0].registers_per_thread == 168);
+  CHECK(p.kernels[1].baseline);
+  CHECK(p.kernels[1].name == "cuBLASLt");
+  CHECK(p.kernels[1].registers_per_thread == -1);
+}
+
+TEST_CASE("the roofline line of GEMM 4096 cubed is compute-bound on Hopper-like peaks") {
+  const task& t = gemm();
+  const profile_roofline r = make_roofline(t, t.timed_size(), 0.2, 800, 4000, 0);
+  CHECK(r.flops == doctest::Approx(2.0 * 4096.0 * 4096.0 * 4096.0));
+  CHECK(r.bytes == doctest::Approx(3.0 * 4096 * 4096 * 2));
+  CHECK(r.intensity == doctest::Approx(r.flops / r.bytes));
+  CHECK(r.achieved_tflops == doctest::Approx(r.flops / 0.2e-3 / 1e12));
+  CHECK(r.bound == "compute");
+}
+
+TEST_CASE("profile raw data survives the worker protocol and the cache keeps the newest entries") {
+  protocol::profile_raw s = sampled();
+  s.values = {{1.5, -1}};
+  const protocol::profile_raw back = protocol::profile_raw_from_json(protocol::to_json(s));
+  CHECK(back.pcs.size() == s.pcs.size());
+  CHECK(back.pcs[1].samples.at("smsp__pcsamp_warps_issue_stalled_long_scoreboard") == 50);
+  CHECK(back.values == s.values);
+  profile_cache cache;
+  profile_report r;
+  r.size = "M=1";
+  for (size_t i = 0; i < profile_cache::k_entries + 1; ++i) cache.put("key" + std::to_string(i), r);
+  profile_report got;
+  CHECK_FALSE(cache.find("key0", got));
+  REQUIRE(cache.find("key1", got));
+  CHECK(got.cached);
+  CHECK(profile_fingerprint("a") != profile_fingerprint("b"));
+  CHECK(profile_fingerprint("a").size() == 16);
+}
