@@ -68,12 +68,17 @@ int cmd_eval(const option_values& values) {
   const std::string gpu = values.text("gpu");
   req.run_gpu = gpu != "off";
   req.run_timing = !values.flag("no-timing");
+  req.profile = values.flag("profile");
   local_evaluator_options eo;
   eo.gpu_mode = gpu;
   auto eval = make_local_evaluator(eo);
   auto result = eval->evaluate(req);
   if (!values.flag("table")) std::printf("%s\n", to_json(result).dump(2).c_str());
   if (!values.flag("json")) std::printf("%s", format_result_table(result).c_str());
+  if (!values.flag("json") && req.profile)
+    std::printf("profile%s\n", result.profile ? (" (" + std::to_string(int(result.profile->time_ms)) + " ms):\n" +
+                                                   format_profile(*result.profile, 5)).c_str()
+                                               : ": none (the candidate did not reach the performance stage)");
   bool any_failed = std::any_of(result.stages.begin(), result.stages.end(),
                                 [](const auto& kv) { return kv.second.status == stage_status::failed; });
   return any_failed ? exit_code::failures : exit_code::ok;
@@ -85,7 +90,7 @@ const command_spec& eval_command() {
   static const command_spec spec{
       "eval", cmd_eval, "judge one PTX module + launch manifest for one task",
       "Judge one candidate for one task and print the result (JSON, then a table). Exits 1 when a stage failed.",
-      {"eval.task", "ptx", "manifest", "reply", "tasks-dir", "gpu", "no-timing", "json", "table"},
+      {"eval.task", "ptx", "manifest", "reply", "tasks-dir", "gpu", "no-timing", "profile", "json", "table"},
       {"eval.task"}};
   return spec;
 }

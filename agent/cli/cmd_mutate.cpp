@@ -36,6 +36,9 @@ int cmd_mutate(const option_values& values) {
     o.judging = judge_settings_from_config(experiment_config_to_json(*cfg));
   }
   o.judging.run_gpu = gpu != "off";
+  // Feedback at the profile level profiles the performance mutants too, and
+  // the localisation table judges the profile on them.
+  if (o.feedback == feedback_detail::profile) o.judging.profile = true;
   const std::string tasks_dir = values.text("tasks-dir");
   solution_roots roots = default_solution_roots(tasks_dir);
   if (auto v = values.text_if("solutions")) roots.checked_in = *v;
@@ -79,6 +82,7 @@ int cmd_mutate(const option_values& values) {
       std::fprintf(stderr, "  %-32s   -> %s: %.300s\n", "", m.verdict.c_str(), m.headline.c_str());
   });
   std::printf("%s", mutate::format_mutation_table(summary).c_str());
+  std::printf("%s", mutate::format_localisation_table(summary).c_str());
   std::printf("kept %d mutants as trajectories of experiment %s in %s\n", summary.kept(), o.experiment_name.c_str(),
               db.c_str());
   return exit_code::ok;

@@ -14,6 +14,8 @@ std::vector<option> tool_option_rows() {
       make_option("reply", "FILE",
                   "a whole model reply (markdown with ```ptx and ```json blocks) instead of --ptx and --manifest"),
       make_option("no-timing", "", "skip the performance stage").boolean(),
+      make_option("profile", "", "eval: profile a candidate that reached the performance stage (kernel figures "
+                                 "beside the library's, stall reasons on its own PTX lines; needs a GPU)").boolean(),
       make_option("json", "", "print JSON only (eval: the result; tasks show: the task, hidden sizes included; tasks list: one array)").boolean(),
       make_option("table", "", "print the table only").boolean(),
       make_option("action", "ACTION", "what to do with the tasks").one_of({"list", "show", "check"})

@@ -1,13 +1,11 @@
+#include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include "agent/mutate/mutation.hpp"
 #include "evaluator/common/hash.hpp"
 
 namespace ptxbench::mutate {
-namespace {
-
-
-}  // namespace
 
 const std::vector<mutation_operator>& catalogue() {
   static const std::vector<mutation_operator> all = [] {
@@ -32,12 +30,61 @@ std::optional<mutant> apply_operator(const mutation_operator& op, const task& t,
   uint64_t h = fnv1a(op.name, fnv1a(t.id, fnv1a(std::to_string(seed) + "/" + std::to_string(variant))));
   std::mt19937_64 rng(h);
   try {
-    return op.apply(t, s, rng);
+    std::optional<mutant> m = op.apply(t, s, rng);
+    if (m) m->lines = changed_lines(s.ptx, m->ptx);
+    return m;
   } catch (const std::exception&) {
     // A regex or number conversion that met text it did not expect: the
     // pattern is not there in the form the operator edits.
     return std::nullopt;
   }
+}
+
+std::vector<int> changed_lines(const std::string& original, const std::string& mutant) {
+  auto split = [](const std::string& text) {
+    std::vector<std::string_view> out;
+    size_t at = 0;
+    while (at <= text.size()) {
+      const size_t nl = text.find('\n', at);
+      out.emplace_back(std::string_view(text).substr(at, nl == std::string::npos ? std::string::npos : nl - at));
+      if (nl == std::string::npos) break;
+      at = nl + 1;
+    }
+    return out;
+  };
+  const auto a = split(original), b = split(mutant);
+  std::vector<int> out;
+  size_t i = 0, j = 0;
+  while (j < b.size()) {
+    if (i < a.size() && a[i] == b[j]) {
+      ++i, ++j;
+      continue;
+    }
+    // Lines inserted here: the original's line reappears a few lines on.
+    size_t ahead = 1;
+    while (ahead <= 8 && j + ahead < b.size() && !(i < a.size() && a[i] == b[j + ahead])) ++ahead;
+    if (ahead <= 8 && j + ahead < b.size() && i < a.size() && a[i] == b[j + ahead]) {
+      for (size_t k = 0; k < ahead; ++k) out.push_back(int(j + k + 1));
+      j += ahead;
+      continue;
+    }
+    // Lines removed here: the mutant's line reappears a few lines on in the original.
+    size_t gone = 1;
+    while (gone <= 8 && i + gone < a.size() && a[i + gone] != b[j]) ++gone;
+    if (gone <= 8 && i + gone < a.size() && a[i + gone] == b[j]) {
+      out.push_back(int(j + 1));
+      i += gone;
+      continue;
+    }
+    out.push_back(int(j + 1));  // replaced in place
+    ++i, ++j;
+  }
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool in_region(const std::vector<int>& region, int line, int slack) {
+  return std::any_of(region.begin(), region.end(), [&](int r) { return line >= r - slack && line <= r + slack; });
 }
 
 std::string render_reply(const std::string& ptx, const std::string& manifest_text, bool manifest_block) {

@@ -249,6 +249,8 @@ mutate_summary run_mutation(const std::vector<task_solution>& solutions, evaluat
         summary.judge_s += std::chrono::duration<double>(clock::now() - t0).count();
         ++judged;
         mutant_record rec{ts.t.id, op->name, op->target, m->change, classify(r, op->target), verdict_name(r), r.headline};
+        if (o.judging.profile && op->target == stage::performance && op->stalls)
+          rec.located = localise(*op, m->lines, r, rec.profile_note);
         if (rec.outcome == mutant_outcome::kept)
           store_kept(store, summary.experiment_id, ts, sample++, op->name, reply, r, reference, prompts, o, summary);
         if (progress) progress(rec);
@@ -259,6 +261,73 @@ mutate_summary run_mutation(const std::vector<task_solution>& solutions, evaluat
   }
   store.set_experiment_status(summary.experiment_id, "done");
   return summary;
+}
+
+std::optional<mutant_record::localisation> localise(const mutation_operator& op, const std::vector<int>& region,
+                                                    const evaluation_result& r, std::string& why) {
+  if (!r.profile) {
+    why = "no profile (the mutant did not reach the performance stage: " + verdict_name(r) + ")";
+    return std::nullopt;
+  }
+  if (r.profile->lines.empty()) {
+    why = "no PTX lines in the profile: " + (r.profile->lines_error.empty() ? "no samples" : r.profile->lines_error);
+    return std::nullopt;
+  }
+  if (region.empty()) {
+    why = "the mutation changed no line";
+    return std::nullopt;
+  }
+  const profile_line& top = r.profile->lines.front();  // hottest first
+  mutant_record::localisation l;
+  l.top_line = top.line;
+  l.top_share = top.share;
+  l.stall = top.stall;
+  l.in_region = in_region(region, top.line);
+  const std::string expected = std::string(",") + (op.stalls ? op.stalls : "") + ",";
+  l.stall_matches = !top.stall.empty() && expected.find("," + top.stall + ",") != std::string::npos;
+  l.profile_ms = r.profile->time_ms;
+  return l;
+}
+
+std::string format_localisation_table(const mutate_summary& s) {
+  struct tally {
+    int n = 0, in_region = 0, stall = 0;
+  };
+  std::map<std::string, tally> by_op;
+  tally all;
+  std::string rows;
+  char line[512];
+  for (const auto& m : s.mutants) {
+    if (!m.located && m.profile_note.empty()) continue;
+    if (!m.located) {
+      std::snprintf(line, sizeof line, "%-32s %-24s %s\n", m.task_id.c_str(), m.op.c_str(), m.profile_note.c_str());
+      rows += line;
+      continue;
+    }
+    const auto& l = *m.located;
+    std::snprintf(line, sizeof line, "%-32s %-24s %6d %5.1f%% %-6s %-18s %-5s %7.0f\n", m.task_id.c_str(), m.op.c_str(),
+                  l.top_line, 100 * l.top_share, l.in_region ? "yes" : "no", l.stall.c_str(),
+                  l.stall_matches ? "yes" : "no", l.profile_ms);
+    rows += line;
+    for (tally* t : {&by_op[m.op], &all}) {
+      ++t->n;
+      t->in_region += l.in_region;
+      t->stall += l.stall_matches;
+    }
+  }
+  if (rows.empty()) return "";
+  std::string out = "profile localisation (hottest PTX line in the mutated region, dominant stall the mutation's):\n";
+  std::snprintf(line, sizeof line, "%-32s %-24s %6s %6s %-6s %-18s %-5s %7s\n", "task", "operator", "line", "share",
+                "region", "stall", "match", "prof ms");
+  out += line + rows;
+  for (const auto& [op, t] : by_op) {
+    std::snprintf(line, sizeof line, "%-24s localised %d/%d, stall matches %d/%d\n", op.c_str(), t.in_region, t.n,
+                  t.stall, t.n);
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "all: localised %d/%d (%.0f%%), stall matches %d/%d (%.0f%%)\n", all.in_region, all.n,
+                all.n ? 100.0 * all.in_region / all.n : 0.0, all.stall, all.n, all.n ? 100.0 * all.stall / all.n : 0.0);
+  return out + line;
 }
 
 std::string format_mutation_table(const mutate_summary& s) {

@@ -71,6 +71,20 @@ struct mutant_record {
   mutant_outcome outcome = mutant_outcome::error;
   std::string verdict;   // verdict_name (evaluator/api/verdict.hpp): the failed stage, partial, passed or error
   std::string headline;
+  // Profile feedback judged on the mutant (judging with profile on, a
+  // performance operator, a profile with lines): its hottest PTX line, whether
+  // that line is in the mutated region, and whether its dominant stall is one
+  // the operator causes (mutation_operator::stalls).
+  struct localisation {
+    int top_line = 0;
+    double top_share = 0;
+    std::string stall;
+    bool in_region = false;
+    bool stall_matches = false;
+    double profile_ms = 0;
+  };
+  std::optional<localisation> located;
+  std::string profile_note;  // why there is no localisation where one was asked for
 };
 
 struct mutate_summary {
@@ -95,5 +109,15 @@ mutate_summary run_mutation(const std::vector<task_solution>& solutions, evaluat
 // Operator x target stage x (judged, kept, other stage, not run, passed), and
 // mutants judged per minute.
 std::string format_mutation_table(const mutate_summary& summary);
+
+// The localisation of `r`'s profile for a mutant of `op` whose mutated lines
+// are `region` (nullopt with `why` when there is nothing to judge).
+std::optional<mutant_record::localisation> localise(const mutation_operator& op, const std::vector<int>& region,
+                                                    const evaluation_result& r, std::string& why);
+
+// Per performance mutant: task, operator, hottest line and its share, the
+// region, the stall; then the share localised (top line in the region) and
+// the share whose stall matches, per operator and overall. Empty without any.
+std::string format_localisation_table(const mutate_summary& summary);
 
 }  // namespace ptxbench::mutate

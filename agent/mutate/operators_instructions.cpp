@@ -183,11 +183,12 @@ void add_instruction_performance_operators(std::vector<mutation_operator>& out) 
   out.push_back({"cuda_core_rewrite", stage::instructions, "kernel rewritten on the CUDA cores (no target instructions)",
                  cuda_core_rewrite});
   out.push_back({"mbarrier_wait_backoff", stage::performance, "mbarrier wait loops sleep before each retry",
-                 mbarrier_wait_backoff});
+                 mbarrier_wait_backoff, "sleeping"});
   out.push_back({"cp_async_single_stage", stage::performance, "every cp.async wait drains all copies (one stage)",
-                 cp_async_single_stage});
+                 cp_async_single_stage, "long_scoreboard,barrier,short_scoreboard,wait"});
   out.push_back({"setmaxnreg_removed", stage::performance, "setmaxnreg removed", setmaxnreg_removed});
-  out.push_back({"wgmma_wait_all", stage::performance, "every wgmma wait drains all groups", wgmma_wait_all});
+  out.push_back({"wgmma_wait_all", stage::performance, "every wgmma wait drains all groups", wgmma_wait_all,
+                 "gmma,tensor_pipe,wait"});
 }
 
 }  // namespace ptxbench::mutate

@@ -169,3 +169,101 @@ TEST_CASE("mutants are drawn one target stage at a time") {
 
 }  // namespace
 }  // namespace ptxbench
+
+namespace ptxbench {
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t nl = text.find('\n', at);
+    out.push_back(text.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("changed_lines finds inserted - replaced and removed lines of a mutant") {
+  const std::string a = "l1\nl2\nl3\nl4\nl5\n";
+  CHECK(mutate::changed_lines(a, a).empty());
+  CHECK(mutate::changed_lines(a, "l1\nNEW\nl2\nl3\nl4\nl5\n") == std::vector<int>{2});
+  CHECK(mutate::changed_lines(a, "l1\nl2\nX3\nl4\nl5\n") == std::vector<int>{3});
+  CHECK(mutate::changed_lines(a, "l1\nl2\nl4\nl5\n") == std::vector<int>{3});  // the line after the removal
+  CHECK(mutate::changed_lines(a, "S\nl1\nl2\nS\nl3\nl4\nl5\n") == (std::vector<int>{1, 4}));
+  CHECK(mutate::in_region({10}, 12));
+  CHECK_FALSE(mutate::in_region({10}, 13));
+}
+
+TEST_CASE("every performance mutant of every solution marks exactly the lines it changed") {
+  for (const char* name : {"mbarrier_wait_backoff", "cp_async_single_stage", "wgmma_wait_all", "setmaxnreg_removed"}) {
+    for (const char* id : {"gemm_bf16_wgmma_tma", "gemm_bf16_mma_sync", "attention_fwd_bf16_wgmma",
+                           "attention_bwd_bf16_wgmma"}) {
+      CAPTURE(name);
+      CAPTURE(id);
+      auto sol = testing::solution_of(id);
+      auto m = mutate::apply_operator(op(name), sol.t, sol.s, 1, 0);
+      if (!m) continue;
+      REQUIRE_FALSE(m->lines.empty());
+      const auto mutant = lines_of(m->ptx);
+      const std::string pattern = std::string(name) == "mbarrier_wait_backoff"  ? "nanosleep"
+                                  : std::string(name) == "cp_async_single_stage" ? "cp.async.wait_group 0"
+                                  : std::string(name) == "wgmma_wait_all"        ? "wgmma.wait_group"
+                                                                                 : "";
+      for (int l : m->lines) {
+        REQUIRE(l >= 1);
+        REQUIRE(size_t(l) <= mutant.size());
+        if (!pattern.empty()) CHECK_MESSAGE(mutant[size_t(l - 1)].find(pattern) != std::string::npos, mutant[size_t(l - 1)]);
+      }
+      if (std::string(name) == "mbarrier_wait_backoff") {
+        size_t sleeps = 0;
+        for (const auto& l : mutant) sleeps += l.find("nanosleep") != std::string::npos;
+        CHECK(m->lines.size() == sleeps);
+      }
+    }
+  }
+}
+
+TEST_CASE("a profile is localised when its hottest line is in the mutated region and its stall is the mutation's") {
+  const auto& backoff = op("mbarrier_wait_backoff");
+  evaluation_result r;
+  std::string why;
+  CHECK_FALSE(mutate::localise(backoff, {40}, r, why));
+  CHECK(why.find("no profile") != std::string::npos);
+  r.profile = profile_report{};
+  CHECK_FALSE(mutate::localise(backoff, {40}, r, why));
+  CHECK(why.find("no PTX lines") != std::string::npos);
+  r.profile->lines = {{41, "mbarrier.try_wait.parity.shared::cta.b64 p, [bar], ph;", 0.38, 380, "sleeping", "", 0.9},
+                      {12, "wgmma.mma_async ...", 0.2, 200, "gmma", "", 0.8}};
+  auto l = mutate::localise(backoff, {40}, r, why);
+  REQUIRE(l);
+  CHECK(l->in_region);
+  CHECK(l->stall_matches);
+  CHECK(l->top_line == 41);
+  l = mutate::localise(backoff, {200}, r, why);
+  REQUIRE(l);
+  CHECK_FALSE(l->in_region);
+  r.profile->lines.front().stall = "long_scoreboard";
+  CHECK_FALSE(mutate::localise(backoff, {40}, r, why)->stall_matches);
+  CHECK(mutate::localise(op("cp_async_single_stage"), {40}, r, why)->stall_matches);
+
+  mutate::mutate_summary s;
+  mutate::mutant_record rec;
+  rec.task_id = "gemm_bf16_wgmma_tma";
+  rec.op = "mbarrier_wait_backoff";
+  rec.located = mutate::localise(backoff, {40}, r, why);
+  s.mutants.push_back(rec);
+  rec.located.reset();
+  rec.profile_note = "no profile (the mutant did not reach the performance stage: correctness)";
+  s.mutants.push_back(rec);
+  const std::string table = mutate::format_localisation_table(s);
+  CHECK(table.find("localised 1/1") != std::string::npos);
+  CHECK(table.find("stall matches 0/1") != std::string::npos);
+  CHECK(table.find("did not reach the performance stage") != std::string::npos);
+  CHECK(mutate::format_localisation_table(mutate::mutate_summary{}).empty());
+}
+
+}  // namespace ptxbench

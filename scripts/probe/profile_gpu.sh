@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Profile feedback on a GPU in one call, from binaries built elsewhere
+# (scripts/gpu_suite.sh --package BUILD_DIR; carry .device/gpu and build/solutions):
+#   1. cost: `ptxbench eval --profile` on the GEMM 4096^3 and attention forward
+#      solutions, the profile's wall time (targets: <= 1.5 s GEMM, <= 2.5 s
+#      attention), the kernel table beside the library's and the hottest lines;
+#   2. localisation: `ptxbench mutate --feedback profile` with the performance
+#      operators that have a line of their own (mbarrier back-off, one cp.async
+#      stage, wgmma waits that drain all groups), the hottest PTX line of each
+#      kept mutant against its mutated lines, and its dominant stall against the
+#      mutation's (agent/mutate: format_localisation_table; target >= 80%).
+# Logs go to $OUT (default /tmp/ptxbench-profile); the tables are printed last.
+#
+# usage, on the GPU machine: scripts/probe/profile_gpu.sh [BIN_DIR]   (default .device/gpu/bin)
+#   PTXBENCH_PROFILE_MUTANTS  mutants per solution (default 3)
+set -u
+cd "$(dirname "$0")/../.."
+BIN=${1:-.device/gpu/bin}
+OUT=${OUT:-/tmp/ptxbench-profile}
+mkdir -p "$OUT"
+export PTXBENCH_SOURCE_DIR=$PWD PTXBENCH_WORKER=$PWD/$BIN/ptxbench-worker
+LIBS=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
+for d in $(python3 -c 'import nvidia, os; [print(os.path.join(p, n, "lib")) for p in nvidia.__path__ for n in sorted(os.listdir(p))]' 2>/dev/null); do
+  [ -d "$d" ] && LIBS=$LIBS:$d
+done
+export LD_LIBRARY_PATH=$LIBS:$PWD/${BIN%/bin}/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=$PATH:/usr/local/cuda/bin
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1
+
+ptx_of() { # id -> the solution's PTX (checked in or generated)
+  if [ -f "tasks/solutions/$1/kernel.ptx" ]; then echo "tasks/solutions/$1/kernel.ptx"; else echo "build/solutions/$1/kernel.ptx"; fi
+}
+status=0
+for id in gemm_bf16_wgmma_tma attention_fwd_bf16_wgmma; do
+  t0=$(date +%s%N)
+  timeout 180 "$BIN/ptxbench" eval "$id" --ptx "$(ptx_of "$id")" --manifest "tasks/solutions/$id/manifest.json" \
+    --profile --table > "$OUT/eval_$id.log" 2>&1
+  rc=$?
+  echo "== eval --profile $id: rc=$rc, $(( ($(date +%s%N) - t0) / 1000000 )) ms in all"
+  sed -n '/^profile/,$p' "$OUT/eval_$id.log" | head -30
+  [ $rc -le 1 ] || status=1
+done
+
+t0=$(date +%s)
+timeout 420 "$BIN/ptxbench" mutate --all --db "$OUT/mutants.db" --feedback profile \
+  --operators mbarrier_wait_backoff,cp_async_single_stage,wgmma_wait_all \
+  --per-solution "${PTXBENCH_PROFILE_MUTANTS:-3}" > "$OUT/mutate.log" 2> "$OUT/mutate.err"
+rc=$?
+echo "== mutate --feedback profile: rc=$rc, $(( $(date +%s) - t0 )) s"
+[ $rc -eq 0 ] || { status=1; tail -20 "$OUT/mutate.err"; }
+cat "$OUT/mutate.log"
+exit $status
