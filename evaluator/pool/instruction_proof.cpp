@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -157,6 +158,7 @@ size_counts counted_size_facts(const task& t, const manifest& m, const size_poin
     sc.launches.push_back(f);
   }
   for (const auto& ts : t.tensors) {
+    if (ts.role == tensor_role::output) sc.output_elements += double(tensor_elements(ts, s));
     if (ts.role != tensor_role::input) continue;
     double bytes = double(tensor_elements(ts, s)) * dtype_bytes(ts.type);
     sc.input_bytes += bytes;
@@ -201,7 +203,8 @@ std::string other_math_at_size(const instruction_report& report, const proof_con
           f * double(n);
     }
   const double denominator = other_math_denominator(sc.task_flops, target);
-  share = denominator > 0 ? other / denominator : 0.0;
+  const double epilogue = k_epilogue_flops_per_output * sc.output_elements;
+  share = denominator > 0 ? std::max(0.0, other - epilogue) / denominator : 0.0;
   if (share <= k_max_other_math_share) return "";
   std::string who;
   for (const auto& [k, v] : other_by) who += (who.empty() ? "" : ", ") + k + " " + human(v) + " FLOPs";
@@ -214,7 +217,25 @@ std::string other_math_at_size(const instruction_report& report, const proof_con
          (padded ? "the FLOPs the target executed (" + human(target) + ", more than the task's " +
                        human(sc.task_flops) + " in padded tiles)"
                  : std::string("the task's FLOPs")) +
-         " at " + sc.size + " (at most " + pct(k_max_other_math_share) + ")";
+         " at " + sc.size + " beyond " + human(epilogue) + " FLOPs of epilogue (at most " +
+         pct(k_max_other_math_share) + ")";
+}
+
+// Bytes the executed global reads other than TMA could have carried (an
+// upper bound), infinite when a bulk copy ran (its size is not in the SASS).
+double other_read_bytes(const executed_at_size& e) {
+  static const char* reads[] = {"LDG", "LD", "LDGSTS", "LDGMC", "ATOMG", "ATOM", "TLD", "TLD4", "TEX", "TXD", "SULD", "SUATOM"};
+  double bytes = 0;
+  for (const auto& launch : e.per_launch)
+    for (const auto& [inst, n] : launch) {
+      if (sass_opcode_matches(*inst, "UBLKCP")) return std::numeric_limits<double>::infinity();
+      for (const char* r : reads)
+        if (sass_opcode_matches(*inst, r)) {
+          bytes += double(n) * k_max_read_bytes_per_exec;
+          break;
+        }
+    }
+  return bytes;
 }
 
 // One target's work at one counted size: the figure its rule reads and, when
@@ -269,6 +290,7 @@ instruction_check::at_size judge_at_size(const instruction_check& check, const p
            << "); the most executed instructions were: " << top;
   } else if (work == "load_bytes" || work == "smem_bytes") {
     const double denom = work == "load_bytes" ? sc.mapped_input_bytes : sc.input_bytes;
+    if (work == "load_bytes") moved = std::max(moved, std::min(denom, sc.input_bytes - other_read_bytes(e)));
     at.bytes_share = denom > 0 ? moved / denom : 0.0;
     if (at.bytes_share < k_min_moved_share)
       note << check.ptx << " executed " << human(double(counted)) << " times at " << sc.size << ", moving at least "

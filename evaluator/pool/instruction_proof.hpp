@@ -14,7 +14,9 @@
 //     FFMA that does the real work does not pass;
 //   TMA (cp.async.bulk.tensor): executed loads (UTMALDG, not stores) move at
 //     least k_min_moved_share of the bytes of the inputs that have tensor maps
-//     (a lower bound: executions x the smallest input box of the launch);
+//     (a lower bound: executions x the smallest input box of the launch, or
+//     the input bytes minus what the other global reads executed could carry,
+//     whichever is larger);
 //   ldmatrix: executions x 128 bytes >= k_min_moved_share of the input bytes;
 //   mbarrier waits: at least once per pipeline step, a step being at least one
 //     per CTA and one per TMA load of each input tensor map;
@@ -46,6 +48,22 @@ inline constexpr double k_min_moved_share = 0.5;
 // carries >= k_min_flop_share of them anyway), and is then slow.
 double other_math_denominator(double task_flops, double target_flops);
 
+// Other math every honest kernel does per output element whatever the size:
+// an epilogue (bias, GELU-tanh, alpha/beta, fp8 scales), a split-K reduction
+// or a split-KV combine, the softmax's final normalisation. It is allowed on
+// top of the share above; at a tiny hidden size (K = 8, a 5-key sequence) it
+// outweighs the task's FLOPs, while at the timed size it is under 1% of them,
+// so a kernel that computes its result with other math still fails there.
+inline constexpr double k_epilogue_flops_per_output = 64;
+
+// Global-memory reads that do not go through TMA: at most this many bytes per
+// warp-level execution (32 lanes x 32 bytes, the widest load of sm_90/sm_100).
+// Every input byte is read at least once, so the inputs minus what these
+// could have carried arrived by TMA: a floor on TMA's bytes beside the one
+// from box sizes (which is far below the truth when the boxes differ, as a
+// decode's one-row query box beside its key/value boxes).
+inline constexpr double k_max_read_bytes_per_exec = 1024;
+
 // What the supervisor knows of one launch at one size, from the manifest.
 struct launch_facts {
   int64_t ctas = 1;
@@ -59,6 +77,7 @@ struct size_counts {
   double task_flops = 0;
   double input_bytes = 0;       // all input tensors
   double mapped_input_bytes = 0;  // input tensors that some launch describes by a tensor map
+  double output_elements = 0;   // all output tensors
   std::vector<launch_facts> launches;
   std::vector<std::vector<protocol::pc_count>> counts;  // per launch
 };

@@ -33,7 +33,7 @@ ptx_of() { # id -> the solution's PTX (checked in or generated)
 status=0
 for id in gemm_bf16_wgmma_tma attention_fwd_bf16_wgmma; do
   t0=$(date +%s%N)
-  timeout 180 "$BIN/ptxbench" eval "$id" --ptx "$(ptx_of "$id")" --manifest "tasks/solutions/$id/manifest.json" \
+  timeout 180 "$BIN/ptxbench" eval --task "$id" --ptx "$(ptx_of "$id")" --manifest "tasks/solutions/$id/manifest.json" \
     --profile --table > "$OUT/eval_$id.log" 2>&1
   rc=$?
   echo "== eval --profile $id: rc=$rc, $(( ($(date +%s%N) - t0) / 1000000 )) ms in all"

@@ -104,7 +104,7 @@ TEST_CASE("dummy tensor-core work beside FFMA that does the math fails: the math
   CHECK_FALSE(w.passed);
   CHECK(w.note.find("the math is done by") != std::string::npos);
   CHECK(w.note.find("FFMA") != std::string::npos);
-  CHECK(r.other_math_share.at(sc.size) == doctest::Approx(1.01).epsilon(0.01));
+  CHECK(r.other_math_share.at(sc.size) > 0.9);  // 1.01 less the epilogue allowance
   auto o = instruction_outcome(r, "");
   CHECK(o.status == stage_status::failed);
   CHECK(o.reason.find("FFMA") != std::string::npos);
@@ -147,11 +147,54 @@ TEST_CASE("a token TMA load fails: TMA loads must move a share of the input byte
   auto r = static_report();
   auto sc = honest(384, 256, 1024);
   sc.counts[0][1].executed = 2;  // one box of each operand per kernel
+  // The inputs arrive by LDG.128 instead: 512 bytes per warp-level load.
+  sc.counts[0].push_back({"k", 0x00, uint64_t(sc.input_bytes / 512)});
   apply_dynamic_counts(r, listing(), tma_task(), {sc});
   const auto& c = check(r, "cp.async.bulk.tensor");
   CHECK_FALSE(c.passed);
   CHECK(c.sizes[0].bytes_share < k_min_moved_share);
   CHECK(c.note.find("of the") != std::string::npos);
+}
+
+// The false failures of the H100 run of 2026-12-06 (after the padding fix):
+// decode kernels whose query (or A) box is a few rows beside key/value (B)
+// boxes of 64 rows, so executions x the smallest box is far below what moved.
+TEST_CASE("TMA bytes are floored by the inputs other reads could not carry - decode boxes pass") {
+  auto r = static_report();
+  auto sc = honest(384, 256, 1024);
+  // As many TMA loads as carry every input in the larger boxes, judged by a tiny box.
+  sc.launches[0].min_input_box_bytes = 64 * 2;  // a one-row query box
+  sc.counts[0].push_back({"k", 0x00, 40});       // a few scalar loads (scales, lengths)
+  apply_dynamic_counts(r, listing(), tma_task(), {sc});
+  const auto& c = check(r, "cp.async.bulk.tensor");
+  CHECK_MESSAGE(c.passed, c.note);
+  CHECK(c.sizes[0].bytes_share > 0.9);
+  // A bulk copy (UBLKCP) carries an unknown number of bytes: no floor from reads.
+  auto r2 = static_report();
+  sass_listing l = listing();
+  l.instructions.push_back({"k", 0x70, "UBLKCP", "UBLKCP.S.G [UR4], [UR6], UR8 ;"});
+  auto sc2 = sc;
+  sc2.counts[0].push_back({"k", 0x70, 4});
+  apply_dynamic_counts(r2, l, tma_task(), {sc2});
+  CHECK_FALSE(check(r2, "cp.async.bulk.tensor").passed);
+}
+
+// Epilogues, split-K reductions and split-KV combines do math per output
+// element whatever K or the sequence length: at a small hidden size (K = 64)
+// it outweighs the task's FLOPs; at 1024 it is a sliver and FFMA doing the
+// task's work still fails.
+TEST_CASE("epilogue math per output element is allowed - recomputing the result with it is not") {
+  auto tiny = honest(384, 256, 64);
+  tiny.counts[0][3].executed = uint64_t(40 * tiny.output_elements / 64);  // 40 FLOPs of FFMA per output
+  auto r = static_report();
+  apply_dynamic_counts(r, listing(), tma_task(), {tiny});
+  CHECK_MESSAGE(instruction_outcome(r, "").status == stage_status::passed, instruction_outcome(r, "").reason);
+  auto big = honest(384, 256, 1024);
+  big.counts[0][3].executed = uint64_t(big.task_flops / 64);  // FFMA does all the task's FLOPs
+  auto r2 = static_report();
+  apply_dynamic_counts(r2, listing(), tma_task(), {tiny, big});
+  CHECK(instruction_outcome(r2, "").status == stage_status::failed);
+  CHECK(instruction_outcome(r2, "").reason.find("epilogue") != std::string::npos);
 }
 
 TEST_CASE("an mbarrier wait executed once per kernel fails: one per pipeline step") {
@@ -193,10 +236,10 @@ struct other_op {
   double per_target_flop;  // this op's FLOPs / the FLOPs the target executes
 };
 
-instruction_report judge_padded(double pad, const std::vector<other_op>& other) {
+instruction_report judge_padded(double pad, const std::vector<other_op>& other, int64_t k = 64) {
   auto r = static_report();
   sass_listing l = listing();
-  auto sc = honest(64, 256, 64);
+  auto sc = honest(64, 256, k);
   sc.counts[0][0].executed = uint64_t(pad * sc.task_flops / (2.0 * 64 * 256 * 16 / 4));
   uint64_t pc = 0x100;
   for (const other_op& o : other) {
@@ -254,7 +297,8 @@ TEST_CASE("padding does not hide other math that does the task's work") {
     CAPTURE(text);
     for (double pad : {1.0, 8.0}) {
       CAPTURE(pad);
-      auto r = judge_padded(pad, {{text, 1.0 / pad}});  // the whole task's FLOPs
+      // K = 1024: the epilogue allowance (64 FLOPs per output) is 3% of the task.
+      auto r = judge_padded(pad, {{text, 1.0 / pad}}, 1024);  // the whole task's FLOPs
       const stage_outcome o = instruction_outcome(r, "");
       CHECK(o.status == stage_status::failed);
       CHECK(o.reason.find("the task did not target") != std::string::npos);
