@@ -11,27 +11,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/text_lines.hpp"
 #include "evaluator/common/files.hpp"
 #include "evaluator/compile/compile.hpp"
 #include "evaluator/compile/line_info.hpp"
 #include "fixtures.hpp"
+
+using ptxbench::test::lines_of;
 
 using namespace ptxbench;
 using ptxbench::test::read_ptx_fixture;
 
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  size_t at = 0;
-  while (at <= text.size()) {
-    const size_t eol = text.find('\n', at);
-    out.push_back(text.substr(at, eol == std::string::npos ? std::string::npos : eol - at));
-    if (eol == std::string::npos) break;
-    at = eol + 1;
-  }
-  return out;
-}
 
 // The copy without the lines add_line_info added.
 std::string without_added(const std::string& copy) {

@@ -13,10 +13,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/text_lines.hpp"
 #include "evaluator/common/files.hpp"
 #include "evaluator/compile/compile.hpp"
 #include "evaluator/compile/line_info.hpp"
 #include "fixtures.hpp"
+
+using ptxbench::test::lines_of;
 
 using namespace ptxbench;
 
@@ -44,17 +47,6 @@ std::vector<module_case> modules() {
   return out;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out{""};  // 1-based
-  size_t at = 0;
-  while (at <= text.size()) {
-    const size_t eol = text.find('\n', at);
-    out.push_back(text.substr(at, eol == std::string::npos ? std::string::npos : eol - at));
-    if (eol == std::string::npos) break;
-    at = eol + 1;
-  }
-  return out;
-}
 
 // SASS opcode -> the PTX word its line must hold.
 const std::map<std::string, std::string> k_origin = {{"HGMMA", "wgmma.mma_async"}, {"QGMMA", "wgmma.mma_async"},
@@ -86,7 +78,8 @@ TEST_CASE("the line-info copy of every fixture and solution compiles to the same
       CHECK(a.instructions[i].function == b.instructions[i].function);
       CHECK(a.instructions[i].opcode == b.instructions[i].opcode);
     }
-    const std::vector<std::string> src = lines_of(m.ptx);
+    std::vector<std::string> src = lines_of(m.ptx);
+    src.insert(src.begin(), "");  // 1-based
     std::set<int> loc_lines;
     for (const std::string& l : lines_of(add_line_info(m.ptx).ptx))
       if (l.rfind("\t.loc 1 ", 0) == 0) loc_lines.insert(std::stoi(l.substr(8)));

@@ -5,9 +5,12 @@
 
 #include <set>
 
+#include "tests/text_lines.hpp"
 #include "agent/judge/judge.hpp"
 #include "evaluator/api/candidate.hpp"
 #include "mutate_test_util.hpp"
+
+using ptxbench::test::lines_of;
 
 namespace ptxbench {
 namespace {
@@ -171,21 +174,6 @@ TEST_CASE("mutants are drawn one target stage at a time") {
 }  // namespace ptxbench
 
 namespace ptxbench {
-namespace {
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  size_t at = 0;
-  while (at <= text.size()) {
-    const size_t nl = text.find('\n', at);
-    out.push_back(text.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
-    if (nl == std::string::npos) break;
-    at = nl + 1;
-  }
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("changed_lines finds inserted - replaced and removed lines of a mutant") {
   const std::string a = "l1\nl2\nl3\nl4\nl5\n";
