@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <utility>
 
 #include "evaluator/api/expression.hpp"
@@ -114,6 +116,32 @@ std::string top_opcodes(const std::map<std::string, int64_t>& by_opcode, size_t 
 }
 
 }  // namespace
+
+double global_read_bytes_per_exec(const sass_instruction& inst) {
+  static const char* lane_reads[] = {"LDG", "LD", "LDGSTS", "LDGMC", "ATOMG", "ATOM"};
+  static const char* texture_reads[] = {"TLD", "TLD4", "TEX", "TXD", "SULD", "SUATOM"};
+  for (const char* r : texture_reads)
+    if (sass_opcode_matches(inst, r)) return 32.0 * 16;
+  const char* const* hit = std::find_if(std::begin(lane_reads), std::end(lane_reads),
+                                        [&](const char* r) { return sass_opcode_matches(inst, r); });
+  if (hit == std::end(lane_reads)) return 0.0;
+  std::string_view text = inst.text;
+  if (!text.empty() && text[0] == '@') text.remove_prefix(std::min(text.size(), text.find(' ') + 1));
+  const std::string_view opcode = text.substr(0, text.find(' '));
+  double width = 4;
+  size_t at = opcode.find('.');
+  while (at != std::string_view::npos) {
+    const size_t next = opcode.find('.', at + 1);
+    const std::string_view mod = opcode.substr(at + 1, next == std::string_view::npos ? std::string_view::npos : next - at - 1);
+    if (mod == "256") width = 32;
+    else if (mod == "128") width = 16;
+    else if (mod == "64") width = 8;
+    else if (mod == "U16" || mod == "S16") width = 2;
+    else if (mod == "U8" || mod == "S8") width = 1;
+    at = next;
+  }
+  return 32.0 * width;
+}
 
 double other_math_denominator(double task_flops, double target_flops) {
   return std::max(task_flops, target_flops);
@@ -224,16 +252,11 @@ std::string other_math_at_size(const instruction_report& report, const proof_con
 // Bytes the executed global reads other than TMA could have carried (an
 // upper bound), infinite when a bulk copy ran (its size is not in the SASS).
 double other_read_bytes(const executed_at_size& e) {
-  static const char* reads[] = {"LDG", "LD", "LDGSTS", "LDGMC", "ATOMG", "ATOM", "TLD", "TLD4", "TEX", "TXD", "SULD", "SUATOM"};
   double bytes = 0;
   for (const auto& launch : e.per_launch)
     for (const auto& [inst, n] : launch) {
       if (sass_opcode_matches(*inst, "UBLKCP")) return std::numeric_limits<double>::infinity();
-      for (const char* r : reads)
-        if (sass_opcode_matches(*inst, r)) {
-          bytes += double(n) * k_max_read_bytes_per_exec;
-          break;
-        }
+      bytes += double(n) * global_read_bytes_per_exec(*inst);
     }
   return bytes;
 }

@@ -56,13 +56,15 @@ double other_math_denominator(double task_flops, double target_flops);
 // so a kernel that computes its result with other math still fails there.
 inline constexpr double k_epilogue_flops_per_output = 64;
 
-// Global-memory reads that do not go through TMA: at most this many bytes per
-// warp-level execution (32 lanes x 32 bytes, the widest load of sm_90/sm_100).
-// Every input byte is read at least once, so the inputs minus what these
-// could have carried arrived by TMA: a floor on TMA's bytes beside the one
-// from box sizes (which is far below the truth when the boxes differ, as a
-// decode's one-row query box beside its key/value boxes).
-inline constexpr double k_max_read_bytes_per_exec = 1024;
+// Global-memory reads that do not go through TMA (LDG, LD, LDGSTS, ATOM,
+// texture and surface loads): at most 32 lanes x the width the instruction
+// names (.128: 16 bytes, .64: 8, .U16/.S16: 2, .U8/.S8: 1, none: 4; texture
+// and surface loads 16). Every input byte is read at least once, so the inputs
+// minus what these could have carried arrived by TMA: a floor on TMA's bytes
+// beside the one from box sizes (which is far below the truth when the boxes
+// differ, as a decode's 8-row query box beside its 64-row key/value boxes).
+// 0 for an instruction that reads no global memory.
+double global_read_bytes_per_exec(const sass_instruction& inst);
 
 // What the supervisor knows of one launch at one size, from the manifest.
 struct launch_facts {

@@ -147,8 +147,8 @@ TEST_CASE("a token TMA load fails: TMA loads must move a share of the input byte
   auto r = static_report();
   auto sc = honest(384, 256, 1024);
   sc.counts[0][1].executed = 2;  // one box of each operand per kernel
-  // The inputs arrive by LDG.128 instead: 512 bytes per warp-level load.
-  sc.counts[0].push_back({"k", 0x00, uint64_t(sc.input_bytes / 512)});
+  // The inputs arrive by LDG instead: 4 bytes per lane of "LDG.E R2, ...".
+  sc.counts[0].push_back({"k", 0x00, uint64_t(sc.input_bytes / 128)});
   apply_dynamic_counts(r, listing(), tma_task(), {sc});
   const auto& c = check(r, "cp.async.bulk.tensor");
   CHECK_FALSE(c.passed);
@@ -177,6 +177,21 @@ TEST_CASE("TMA bytes are floored by the inputs other reads could not carry - dec
   sc2.counts[0].push_back({"k", 0x70, 4});
   apply_dynamic_counts(r2, l, tma_task(), {sc2});
   CHECK_FALSE(check(r2, "cp.async.bulk.tensor").passed);
+}
+
+TEST_CASE("a global read carries at most 32 lanes times the width its opcode names") {
+  auto bytes = [](const char* text) {
+    const std::string t = text;
+    return global_read_bytes_per_exec({"k", 0, t.substr(0, t.find_first_of(". ")), t});
+  };
+  CHECK(bytes("LDG.E R2, desc[UR4][R2.64] ;") == 128);
+  CHECK(bytes("LDG.E.128 R4, desc[UR4][R2.64] ;") == 512);
+  CHECK(bytes("@P0 LDG.E.64.CONSTANT R4, desc[UR4][R2.64] ;") == 256);
+  CHECK(bytes("LDG.E.U8 R4, desc[UR4][R2.64] ;") == 32);
+  CHECK(bytes("LDGSTS.E.BYPASS.LTC128B.128 [R3], desc[UR4][R4.64] ;") == 512);
+  CHECK(bytes("TEX.LL R0, R2, R0, 0x0, 2D ;") == 512);
+  CHECK(bytes("LDS.128 R4, [R2] ;") == 0);
+  CHECK(bytes("STG.E [R2.64], R4 ;") == 0);
 }
 
 // Epilogues, split-K reductions and split-KV combines do math per output
