@@ -24,13 +24,7 @@ fi
 BIN=${1:-.device/integrity/bin}
 OUT=${OUT:-/tmp/ptxbench-integrity}
 mkdir -p "$OUT"
-export PTXBENCH_SOURCE_DIR=$PWD PTXBENCH_WORKER=$PWD/$BIN/ptxbench-worker
-LIBS=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
-for d in $(python3 -c 'import nvidia, os; [print(os.path.join(p, n, "lib")) for p in nvidia.__path__ for n in sorted(os.listdir(p))]' 2>/dev/null); do
-  [ -d "$d" ] && LIBS=$LIBS:$d
-done
-export LD_LIBRARY_PATH=$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=$PATH:/usr/local/cuda/bin
+. scripts/probe/gpu_env.sh
 rm -f "$OUT"/*.jsonl
 
 step() { # name limit_s env... -- test filter

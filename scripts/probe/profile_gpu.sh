@@ -18,13 +18,7 @@ cd "$(dirname "$0")/../.."
 BIN=${1:-.device/gpu/bin}
 OUT=${OUT:-/tmp/ptxbench-profile}
 mkdir -p "$OUT"
-export PTXBENCH_SOURCE_DIR=$PWD PTXBENCH_WORKER=$PWD/$BIN/ptxbench-worker
-LIBS=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
-for d in $(python3 -c 'import nvidia, os; [print(os.path.join(p, n, "lib")) for p in nvidia.__path__ for n in sorted(os.listdir(p))]' 2>/dev/null); do
-  [ -d "$d" ] && LIBS=$LIBS:$d
-done
-export LD_LIBRARY_PATH=$LIBS:$PWD/${BIN%/bin}/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=$PATH:/usr/local/cuda/bin
+. scripts/probe/gpu_env.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1
 
 ptx_of() { # id -> the solution's PTX (checked in or generated)
