@@ -29,7 +29,7 @@ list(APPEND fuzz_parser_sources
   evaluator/compile/sass_parse.cpp
   agent/llm/openai_format.cpp agent/llm/anthropic_format.cpp agent/llm/wire_common.cpp agent/llm/provider_config.cpp
   agent/llm/sse.cpp agent/llm/wire_stream.cpp agent/llm/think_tags.cpp
-  agent/prompt/prompt.cpp agent/prompt/format.cpp agent/loop/experiment_config.cpp
+  agent/prompt/prompt.cpp agent/prompt/format.cpp agent/prompt/format_profile.cpp agent/loop/experiment_config.cpp
   agent/store/ptx_fingerprint.cpp)
 list(TRANSFORM fuzz_parser_sources PREPEND ${PROJECT_SOURCE_DIR}/)
 add_library(ptxbench_fuzz_parsers STATIC ${fuzz_parser_sources})
