@@ -6,6 +6,7 @@
 
 #include "evaluator/api/expression.hpp"
 #include "evaluator/api/hidden_sizes.hpp"
+#include "evaluator/common/clock.hpp"
 #include "evaluator/gpu/candidate_run.hpp"
 #include "evaluator/gpu/correctness.hpp"
 #include "evaluator/gpu/cuda_check.hpp"
@@ -20,10 +21,6 @@
 
 namespace ptxbench::gpu {
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // A loaded module with its .global sections located (see module_globals.hpp).
 struct loaded_module {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "evaluator/common/clock.hpp"
 #include "evaluator/common/json_path.hpp"
 #include "evaluator/gpu/cuda_check.hpp"
 #include "evaluator/gpu/job.hpp"
@@ -56,7 +57,6 @@ int main(int argc, char** argv) {
     std::_Exit(0);  // the supervisor has gone
   };
   using clock = std::chrono::steady_clock;
-  auto ms_since = [](clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); };
   try {
     auto t0 = clock::now();
     gpu::init_driver(w, device);

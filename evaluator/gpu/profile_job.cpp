@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "evaluator/common/clock.hpp"
 #include "evaluator/gpu/candidate_run.hpp"
 #include "evaluator/gpu/cuda_check.hpp"
 #include "evaluator/gpu/module_globals.hpp"
@@ -22,10 +23,6 @@
 
 namespace ptxbench::gpu {
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 struct module_holder {
   CUmodule module = nullptr;

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "evaluator/common/clock.hpp"
+
 namespace ptxbench {
 namespace {
 
@@ -29,10 +31,6 @@ void check(CUptiResult r, const char* what) {
     machine = true;
   }
   throw sampling_failure(msg, machine);
-}
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // The record buffer CUPTI fills: one entry per PC, each with room for every reason.
