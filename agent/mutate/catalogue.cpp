@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <cstring>
-#include <string_view>
 
 #include "agent/mutate/mutation.hpp"
+#include "agent/mutate/ptx_edit.hpp"
 #include "evaluator/common/hash.hpp"
 
 namespace ptxbench::mutate {
@@ -41,18 +41,7 @@ std::optional<mutant> apply_operator(const mutation_operator& op, const task& t,
 }
 
 std::vector<int> changed_lines(const std::string& original, const std::string& mutant) {
-  auto split = [](const std::string& text) {
-    std::vector<std::string_view> out;
-    size_t at = 0;
-    while (at <= text.size()) {
-      const size_t nl = text.find('\n', at);
-      out.emplace_back(std::string_view(text).substr(at, nl == std::string::npos ? std::string::npos : nl - at));
-      if (nl == std::string::npos) break;
-      at = nl + 1;
-    }
-    return out;
-  };
-  const auto a = split(original), b = split(mutant);
+  const std::vector<std::string> a = split_lines(original), b = split_lines(mutant);
   std::vector<int> out;
   size_t i = 0, j = 0;
   while (j < b.size()) {

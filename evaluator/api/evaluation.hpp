@@ -107,9 +107,10 @@ struct instruction_report {
   bool static_passed = false;   // every target in PTX and SASS
   bool dynamic_ran = false;     // the executed-count pass ran (at every counted size)
   // FLOPs of math the task did not target (FFMA, HFMA2, DFMA, mma.sync where it
-  // is no target, tensor-core math on other types...) / the larger of the
-  // task's FLOPs and the target's executed FLOPs (padded tiles), per counted
-  // size; above k_max_other_math_share the stage fails.
+  // is no target, tensor-core math on other types...), less the epilogue
+  // allowance per output element, / the larger of the task's FLOPs and the
+  // target's executed FLOPs (padded tiles), per counted size; above
+  // k_max_other_math_share the stage fails.
   std::map<std::string, double> other_math_share;
   std::string sass_source;      // "nvdisasm -c -ndf", "nvdisasm --emit-json", "nvdisasm -c", or "" when none
   std::vector<instruction_check> checks;

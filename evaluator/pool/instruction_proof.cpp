@@ -159,6 +159,21 @@ std::string math_operand_type(const sass_instruction& inst) {
   return math ? c.operand_type : "";
 }
 
+std::vector<int> counted_size_indexes(const task& t) {
+  auto volume = [&](const size_point& s) {
+    double n = 0;
+    for (const auto& ts : t.tensors) n += double(tensor_elements(ts, s));
+    return n;
+  };
+  int smallest = 0, timed = 0;
+  for (size_t i = 0; i < t.sizes.size(); ++i) {
+    if (volume(t.sizes[i]) < volume(t.sizes[size_t(smallest)])) smallest = int(i);
+    if (t.sizes[i].values == t.timed_size().values) timed = int(i);
+  }
+  if (smallest == timed) return {timed};
+  return {smallest, timed};
+}
+
 size_counts counted_size_facts(const task& t, const manifest& m, const size_point& s) {
   size_counts sc;
   sc.size = size_label(t, s);
@@ -201,7 +216,6 @@ namespace {
 // What one counted size's judging needs besides the counts: the task's
 // operand type and its math targets' opcodes.
 struct proof_context {
-  const task& t;
   std::string operand;
   std::vector<std::string> target_math;
   std::vector<sass_mapping> table;
@@ -375,7 +389,7 @@ void apply_dynamic_counts(instruction_report& report, const sass_listing& sass, 
                           const std::vector<size_counts>& sizes) {
   report.dynamic_ran = !sizes.empty();
   if (sizes.empty()) return;
-  proof_context ctx{t, task_operand_type(t), {}, sass_table(t.arch)};
+  proof_context ctx{task_operand_type(t), {}, sass_table(t.arch)};
   // Which math opcodes are targets (their executions of the task's type count
   // for the target; everything else is other math).
   for (const auto& c : report.checks)
