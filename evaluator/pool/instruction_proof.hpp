@@ -84,6 +84,10 @@ struct size_counts {
   std::vector<std::vector<protocol::pc_count>> counts;  // per launch
 };
 
+// The smallest size (by tensor volume) and the timed one: where executed
+// instructions are counted. One entry when they are the same size.
+std::vector<int> counted_size_indexes(const task& t);
+
 // The facts of every launch of `m` at `s` (grid expressions evaluated; a bad
 // expression counts as one CTA).
 size_counts counted_size_facts(const task& t, const manifest& m, const size_point& s);

@@ -18,13 +18,15 @@
 #include <set>
 
 #include "evaluator/api/hidden_sizes.hpp"
+#include "evaluator/common/clock.hpp"
 #include "evaluator/common/json_path.hpp"
 #include "evaluator/compile/compile.hpp"
 #include "evaluator/pool/gpu_slot.hpp"
 #include "evaluator/pool/instruction_proof.hpp"
 #include "evaluator/pool/local_options.hpp"
-#include "evaluator/pool/slot_queue.hpp"
 #include "evaluator/pool/profile_pass.hpp"
+#include "evaluator/pool/slot_queue.hpp"
+#include "evaluator/pool/timeline.hpp"
 #include "evaluator/pool/verdict.hpp"
 #include "ptxbench/version.hpp"
 
@@ -33,10 +35,6 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 constexpr int k_start_timeout_ms = 120000;
-
-double ms_since(clock_type::time_point t0) {
-  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-}
 
 // "sm_90a" runs on an sm_90 device only; plain "sm_90" on sm_90 and newer of
 // the family is not needed by this suite, so the rule is exact.
@@ -59,30 +57,6 @@ struct static_part {
   double ms = 0.0;
   std::chrono::steady_clock::time_point done{};
 };
-
-// A counting pass's steps for the evaluation's timeline.
-struct pass_steps {
-  std::string who;  // "count <size slot>.<launch>: "
-  std::chrono::steady_clock::time_point asked{};
-  job_outcome outcome;  // trail and sent_at only
-};
-
-// The smallest size (by tensor volume) and the timed one: where executed
-// instructions are counted. One entry when they are the same size.
-std::vector<int> counted_size_indexes(const task& t) {
-  auto volume = [&](const size_point& s) {
-    double n = 0;
-    for (const auto& ts : t.tensors) n += double(tensor_elements(ts, s));
-    return n;
-  };
-  int smallest = 0, timed = 0;
-  for (size_t i = 0; i < t.sizes.size(); ++i) {
-    if (volume(t.sizes[i]) < volume(t.sizes[size_t(smallest)])) smallest = int(i);
-    if (t.sizes[i].values == t.timed_size().values) timed = int(i);
-  }
-  if (smallest == timed) return {timed};
-  return {smallest, timed};
-}
 
 class local_evaluator final : public evaluator {
  public:
@@ -191,22 +165,6 @@ class local_evaluator final : public evaluator {
     r.seeds.timing = req.timing_seed != 0 && !taken.count(req.timing_seed) ? req.timing_seed : draw_seed(taken);
     taken.insert(r.seeds.timing);
     r.seeds.counting = draw_seed(taken);
-  }
-
-  // Adds a step to the result's timeline (bounded), at `at` (default now).
-  static void note(evaluation_result& r, clock_type::time_point start, std::string what,
-                   clock_type::time_point at = clock_type::now()) {
-    if (r.timeline.size() >= evaluation_result::k_timeline_steps) return;
-    r.timeline.push_back({std::move(what), std::chrono::duration<double, std::milli>(at - start).count()});
-  }
-
-  // The steps of a worker's job, from its trail, prefixed with `who`.
-  static void note_trail(evaluation_result& r, clock_type::time_point start, const std::string& who,
-                         const job_outcome& o) {
-    if (o.sent_at == clock_type::time_point{}) return;
-    for (const auto& step : o.trail)
-      note(r, start, who + step.what,
-           o.sent_at + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double, std::milli>(step.at_ms)));
   }
 
   // Where a candidate that reached the performance stage can be profiled.
@@ -590,15 +548,6 @@ class local_evaluator final : public evaluator {
     }
     if (early.valid()) early.wait();  // counts not used (the static check failed): the passes still finish first
     decide_instructions(r, p.sass, req.t, counted, missing, candidate_failure, hw);
-  }
-
-  // Each pass's steps, then the passes' end; the timeline is kept in time order.
-  static void note_passes(evaluation_result& r, clock_type::time_point start, const std::vector<pass_steps>& steps) {
-    for (const auto& ps : steps) {
-      note(r, start, ps.who + "asked for a spare", ps.asked);
-      note_trail(r, start, ps.who, ps.outcome);
-    }
-    note(r, start, "counts collected");
   }
 
   static bool stage_passed(const evaluation_result& r, stage s) {
