@@ -13,9 +13,11 @@
 // scale_b and its B scale scale_a.
 #include <cublasLt.h>
 
+#include <algorithm>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "evaluator/baselines/baselines.hpp"
@@ -86,11 +88,15 @@ class gemm_baseline final : public baseline {
     check_lt(cublasLtMatmulDescSetAttribute(m_op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)),
              "EPILOGUE");
     if (p.scaled) {
-      m_scales = device_buffer(2 * sizeof(float));
-      const float scales[2] = {p.scale_b, p.scale_a};  // cuBLASLt's A is our B
-      check_cu(cuMemcpyHtoD(m_scales.get(), scales, sizeof scales), "cuMemcpyHtoD (fp8 scales)");
+      // Each scale in a 256-byte slot of its own: cuBLASLt reads them as
+      // device scalars and may want them aligned like any operand.
+      constexpr size_t slot = 256;
+      m_scales = device_buffer(2 * slot);
+      const float lt_a = p.scale_b, lt_b = p.scale_a;  // cuBLASLt's A is our B
+      check_cu(cuMemcpyHtoD(m_scales.get(), &lt_a, sizeof lt_a), "cuMemcpyHtoD (fp8 scale of A)");
+      check_cu(cuMemcpyHtoD(m_scales.get() + slot, &lt_b, sizeof lt_b), "cuMemcpyHtoD (fp8 scale of B)");
       const float* a_scale = reinterpret_cast<const float*>(m_scales.get());
-      const float* b_scale = a_scale + 1;
+      const float* b_scale = reinterpret_cast<const float*>(m_scales.get() + slot);
       check_lt(cublasLtMatmulDescSetAttribute(m_op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale, sizeof(a_scale)),
                "A_SCALE_POINTER");
       check_lt(cublasLtMatmulDescSetAttribute(m_op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale, sizeof(b_scale)),
@@ -137,7 +143,28 @@ class gemm_baseline final : public baseline {
                           reinterpret_cast<cudaStream_t>(stream));
   }
 
+  // The fastest heuristic algorithm that runs. Per-tensor fp8 scales are a
+  // scalar factor of the product, so where every scale-pointer kernel refuses
+  // to launch (seen on an H100 with cuBLASLt 13.0), the same GEMM runs with the
+  // product of the scales folded into alpha: D = (scale_a·scale_b)·(A·B).
   void choose_algorithm(CUstream stream) {
+    try {
+      choose_among_heuristics(stream);
+    } catch (const std::runtime_error& e) {
+      if (!m_p.scaled || m_scales_folded) throw;
+      const float* none = nullptr;
+      check_lt(cublasLtMatmulDescSetAttribute(m_op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &none, sizeof(none)),
+               "A_SCALE_POINTER (cleared)");
+      check_lt(cublasLtMatmulDescSetAttribute(m_op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &none, sizeof(none)),
+               "B_SCALE_POINTER (cleared)");
+      m_p.alpha *= m_p.scale_a * m_p.scale_b;
+      m_scales_folded = true;
+      choose_among_heuristics(stream);
+      m_name += "; scales folded into alpha (with scale pointers: " + std::string(e.what()) + ")";
+    }
+  }
+
+  void choose_among_heuristics(CUstream stream) {
     cublasLtMatmulPreference_t pref = nullptr;
     check_lt(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
     const uint64_t ws = m_workspace.bytes();
@@ -152,10 +179,21 @@ class gemm_baseline final : public baseline {
 
     double best_ms = std::numeric_limits<double>::infinity();
     int timed = 0;
+    std::string refusals;  // why the algorithms that did not run refused (the first three)
+    const auto refused = [&](int i, cublasStatus_t s) {
+      if (std::count(refusals.begin(), refusals.end(), ';') < 3)
+        refusals += "; algorithm " + std::to_string(i) + ": " + cublasLtGetStatusName(s);
+    };
     for (int i = 0; i < found; ++i) {
-      if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
+      if (results[i].state != CUBLAS_STATUS_SUCCESS) {
+        refused(i, results[i].state);
+        continue;
+      }
       const cublasLtMatmulAlgo_t& algo = results[i].algo;
-      if (launch(algo, stream) != CUBLAS_STATUS_SUCCESS) continue;  // an algorithm that refuses to run is skipped
+      if (const cublasStatus_t s = launch(algo, stream); s != CUBLAS_STATUS_SUCCESS) {
+        refused(i, s);  // an algorithm that refuses to run is skipped
+        continue;
+      }
       const double ms = baselines_detail::median_time_ms(
           stream, [&] { launch(algo, stream); }, 1, 5);
       ++timed;
@@ -164,7 +202,9 @@ class gemm_baseline final : public baseline {
         m_algo = algo;
       }
     }
-    if (timed == 0) throw std::runtime_error("no cuBLASLt heuristic algorithm ran for this GEMM");
+    if (timed == 0)
+      throw std::runtime_error("no cuBLASLt heuristic algorithm ran for this GEMM (" + std::to_string(found) +
+                               " offered" + refusals + ")");
     int algo_id = -1, tile = -1;
     cublasLtMatmulAlgoConfigGetAttribute(&m_algo, CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof(algo_id), nullptr);
     cublasLtMatmulAlgoConfigGetAttribute(&m_algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile), nullptr);
@@ -175,6 +215,7 @@ class gemm_baseline final : public baseline {
   }
 
   gemm_problem m_p;
+  bool m_scales_folded = false;
   const void* m_a = nullptr;
   const void* m_b = nullptr;
   const void* m_c = nullptr;
