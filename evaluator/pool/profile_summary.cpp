@@ -77,7 +77,7 @@ void summarise_counters(const protocol::profile_raw& counters, profile_report& o
     const double ns = get(v, "gpu__time_duration.sum");
     k.duration_us = ns >= 0 ? ns / 1000.0 : -1;
     k.sm_throughput_pct = get(v, "sm__throughput.avg.pct_of_peak_sustained_elapsed");
-    k.tensor_pipe_pct = std::max(get(v, "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed"),
+    k.tensor_pipe_pct = std::max(get(v, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"),
                                  get(v, "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed"));
     k.dram_throughput_pct = get(v, "dram__throughput.avg.pct_of_peak_sustained_elapsed");
     k.l2_throughput_pct = get(v, "lts__throughput.avg.pct_of_peak_sustained_elapsed");

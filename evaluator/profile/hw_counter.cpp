@@ -9,6 +9,7 @@
 // evaluations opens and closes one Enable/Disable range each.
 #include "evaluator/profile/hw_counter.hpp"
 #include "evaluator/profile/cupti_support.hpp"
+#include "evaluator/profile/hw_host.hpp"
 
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
@@ -23,24 +24,10 @@
 namespace ptxbench {
 namespace {
 
-struct hw_failure : std::runtime_error {
-  hw_failure(const std::string& what, bool machine) : std::runtime_error(what), machine(machine) {}
-  bool machine;  // the machine cannot count (as opposed to a failure during the counted work)
-};
-
-void check(CUptiResult r, const char* what, bool machine = false) {
-  if (r == CUPTI_SUCCESS) return;
-  const char* text = nullptr;
-  cuptiGetResultString(r, &text);
-  std::string msg = std::string(what) + ": " + (text ? text : "CUPTI error " + std::to_string(r));
-  if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
-    msg += " (GPU performance counters are restricted to admin users on this machine: NVreg_RestrictProfilingToAdminUsers)";
-    machine = true;
-  }
-  if (r == CUPTI_ERROR_NOT_SUPPORTED || r == CUPTI_ERROR_NOT_INITIALIZED || r == CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED)
-    machine = true;
-  throw hw_failure(msg, machine);
-}
+using profile_detail::check;
+using profile_detail::host_object;
+using profile_detail::hw_failure;
+using profile_detail::passes_of;
 
 void initialize_profiler_once() {
   static std::once_flag once;
@@ -59,57 +46,6 @@ void check_device_supported(CUdevice device) {
   check(cuptiProfilerDeviceSupported(&p), "cuptiProfilerDeviceSupported", true);
   if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED) return;
   throw hw_failure(profile_detail::unsupported_reason("CUPTI range profiling is", p), true);
-}
-
-// The host object of a chip, deinitialised when it goes.
-class host_object {
- public:
-  host_object(const std::string& chip, const std::vector<uint8_t>& availability) {
-    CUpti_Profiler_Host_Initialize_Params p{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
-    p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-    p.pChipName = chip.c_str();
-    p.pCounterAvailabilityImage = availability.empty() ? nullptr : availability.data();
-    check(cuptiProfilerHostInitialize(&p), "cuptiProfilerHostInitialize", true);
-    m_host = p.pHostObject;
-  }
-  ~host_object() {
-    CUpti_Profiler_Host_Deinitialize_Params p{CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
-    p.pHostObject = m_host;
-    cuptiProfilerHostDeinitialize(&p);
-  }
-  host_object(const host_object&) = delete;
-  host_object& operator=(const host_object&) = delete;
-  CUpti_Profiler_Host_Object* get() const { return m_host; }
-
-  // The config image of `metrics` (their counter passes scheduled).
-  std::vector<uint8_t> config(std::vector<const char*>& metrics) {
-    CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
-    add.pHostObject = m_host;
-    add.ppMetricNames = metrics.data();
-    add.numMetrics = metrics.size();
-    check(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
-    CUpti_Profiler_Host_GetConfigImageSize_Params size{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
-    size.pHostObject = m_host;
-    check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
-    std::vector<uint8_t> image(size.configImageSize);
-    CUpti_Profiler_Host_GetConfigImage_Params get{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
-    get.pHostObject = m_host;
-    get.configImageSize = image.size();
-    get.pConfigImage = image.data();
-    check(cuptiProfilerHostGetConfigImage(&get), "cuptiProfilerHostGetConfigImage");
-    return image;
-  }
-
- private:
-  CUpti_Profiler_Host_Object* m_host = nullptr;
-};
-
-int passes_of(std::vector<uint8_t>& config) {
-  CUpti_Profiler_Host_GetNumOfPasses_Params p{CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
-  p.configImageSize = config.size();
-  p.pConfigImage = config.data();
-  check(cuptiProfilerHostGetNumOfPasses(&p), "cuptiProfilerHostGetNumOfPasses");
-  return int(p.numOfPasses);
 }
 
 std::vector<uint8_t> counter_availability(CUcontext context) {
@@ -202,21 +138,9 @@ std::string hardware_chip(CUcontext context, std::string& error) {
   }
 }
 
-int hardware_passes(const std::string& chip, const std::vector<std::string>& metrics, std::string& error) {
-  try {
-    host_object host(chip, {});
-    std::vector<const char*> names;
-    for (const auto& m : metrics) names.push_back(m.c_str());
-    std::vector<uint8_t> config = host.config(names);
-    return passes_of(config);
-  } catch (const hw_failure& e) {
-    error = e.what();
-    return -1;
-  }
-}
-
 hw_count_result count_hardware(CUcontext context, const std::vector<std::string>& metrics, size_t max_ranges,
-                               int max_passes, const std::function<void(const hw_range_marks&)>& run_pass) {
+                               int max_passes, const std::function<void(const hw_range_marks&)>& run_pass,
+                               bool with_availability) {
   hw_count_result result;
   result.metrics = metrics;
   using clock = std::chrono::steady_clock;
@@ -229,7 +153,7 @@ hw_count_result count_hardware(CUcontext context, const std::vector<std::string>
     if (cuCtxGetDevice(&device) != CUDA_SUCCESS) throw hw_failure("cuCtxGetDevice failed", true);
     initialize_profiler_once();
     check_device_supported(device);
-    host_object host(chip_of(device), counter_availability(context));
+    host_object host(chip_of(device), with_availability ? counter_availability(context) : std::vector<uint8_t>{});
     std::vector<uint8_t> config = host.config(names);
     const int needed = passes_of(config);
     if (needed > max_passes)

@@ -14,6 +14,8 @@
 // marks.push(name) ... marks.pop(), synchronising before the pop.
 #include <cuda.h>
 
+#include "evaluator/profile/hw_host.hpp"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -41,12 +43,17 @@ struct hw_count_result {
 // `context`, and returns every metric's value per range. `run_pass` may throw;
 // the exception propagates after the profiler is disabled. Never returns
 // made-up values: ok == false with the reason instead.
+// `with_availability` hands CUPTI the context's counter availability image (the
+// counters another client holds). Off by default: with it, CUPTI 13.0's
+// ConfigAddMetrics crashed the process on an H100 (SIGSEGV in libnvperf_host,
+// every metric; ptxbench_profile_probe, docs/gpu-runs.md 2026-12-06); without
+// it a counter another client holds fails SetConfig or Start, with CUPTI's words.
 hw_count_result count_hardware(CUcontext context, const std::vector<std::string>& metrics, size_t max_ranges,
-                               int max_passes, const std::function<void(const hw_range_marks&)>& run_pass);
+                               int max_passes, const std::function<void(const hw_range_marks&)>& run_pass,
+                               bool with_availability = false);
 
 // Host side only (no GPU, no driver): the counter passes `metrics` need on
 // `chip` ("GH100"); -1 with `error` set when a metric is unknown there.
-int hardware_passes(const std::string& chip, const std::vector<std::string>& metrics, std::string& error);
 
 // The profiler's name of the context's chip ("GH100"), "" with `error` set on failure.
 std::string hardware_chip(CUcontext context, std::string& error);

@@ -84,7 +84,8 @@ std::map<uint32_t, std::string> stall_reasons(CUcontext c, std::vector<uint32_t>
   return out;
 }
 
-void configure(CUcontext c, uint32_t period, std::vector<uint32_t>& indexes, sample_buffer& buffer) {
+void configure(CUcontext c, uint32_t period, std::vector<uint32_t>& indexes, sample_buffer& buffer,
+               pc_sampling_mode mode) {
   std::vector<CUpti_PCSamplingConfigurationInfo> cfg(6);
   cfg[0].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
   cfg[0].attributeData.stallReasonData.stallReasonCount = indexes.size();
@@ -94,7 +95,9 @@ void configure(CUcontext c, uint32_t period, std::vector<uint32_t>& indexes, sam
   cfg[2].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
   cfg[2].attributeData.samplingPeriodData.samplingPeriod = period;
   cfg[3].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
-  cfg[3].attributeData.collectionModeData.collectionMode = CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED;
+  cfg[3].attributeData.collectionModeData.collectionMode = mode == pc_sampling_mode::serialized
+                                                               ? CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED
+                                                               : CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
   cfg[4].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL;
   cfg[4].attributeData.enableStartStopControlData.enableStartStopControl = 1;
   cfg[5].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SCRATCH_BUFFER_SIZE;
@@ -104,13 +107,15 @@ void configure(CUcontext c, uint32_t period, std::vector<uint32_t>& indexes, sam
   check(cuptiPCSamplingSetConfigurationAttribute(&cp), "cuptiPCSamplingSetConfigurationAttribute");
 }
 
-// Drains CUPTI's records into `out`, keyed by (function, pc).
+// Drains CUPTI's records into `out`, keyed by (function, pc). Stop leaves
+// what it collected in the configured buffer, so that is read first; each
+// GetData then overwrites the buffer with more, until none remain. (Calling
+// GetData first overwrote Stop's records: every profile came back with no
+// samples, H100 with CUPTI 13.0, docs/gpu-runs.md 2026-12-06.)
 void collect(CUcontext c, sample_buffer& buffer, const std::map<uint32_t, std::string>& names,
              std::map<std::pair<std::string, uint64_t>, std::map<std::string, uint64_t>>& by_pc,
              pc_sampling_result& out) {
-  for (int round = 0; round < 100000; ++round) {
-    CUpti_PCSamplingGetDataParams gd{CUpti_PCSamplingGetDataParamsSize, nullptr, c, &buffer.data};
-    check(cuptiPCSamplingGetData(&gd), "cuptiPCSamplingGetData");
+  const auto take = [&] {
     out.total_samples += buffer.data.totalSamples;
     out.dropped_samples += buffer.data.droppedSamples;
     for (size_t i = 0; i < buffer.data.totalNumPcs && i < buffer.pcs.size(); ++i) {
@@ -121,6 +126,14 @@ void collect(CUcontext c, sample_buffer& buffer, const std::map<uint32_t, std::s
         entry[name == names.end() ? "unknown" : name->second] += pc.stallReason[r].samples;
       }
     }
+    buffer.data.totalSamples = buffer.data.droppedSamples = 0;
+    buffer.data.totalNumPcs = 0;
+  };
+  take();
+  for (int round = 0; round < 100000; ++round) {
+    CUpti_PCSamplingGetDataParams gd{CUpti_PCSamplingGetDataParamsSize, nullptr, c, &buffer.data};
+    check(cuptiPCSamplingGetData(&gd), "cuptiPCSamplingGetData");
+    take();
     if (buffer.data.remainingNumPcs == 0) break;
   }
 }
@@ -128,7 +141,7 @@ void collect(CUcontext c, sample_buffer& buffer, const std::map<uint32_t, std::s
 }  // namespace
 
 pc_sampling_result sample_pcs(CUcontext context, uint32_t period, size_t max_pcs, const std::function<void()>& prepare,
-                              const std::function<void()>& work) {
+                              const std::function<void()>& work, pc_sampling_mode mode) {
   pc_sampling_result out;
   auto t0 = std::chrono::steady_clock::now();
   try {
@@ -137,10 +150,11 @@ pc_sampling_result sample_pcs(CUcontext context, uint32_t period, size_t max_pcs
     std::vector<uint32_t> indexes;
     const std::map<uint32_t, std::string> names = stall_reasons(context, indexes);
     sample_buffer buffer(max_pcs, indexes.size());
-    configure(context, period, indexes, buffer);
+    configure(context, period, indexes, buffer, mode);
     prepare();
     out.setup_ms = ms_since(t0);
     t0 = std::chrono::steady_clock::now();
+    if (cuCtxSynchronize() != CUDA_SUCCESS) throw sampling_failure("cuCtxSynchronize before sampling failed", false);
     CUpti_PCSamplingStartParams st{CUpti_PCSamplingStartParamsSize, nullptr, context};
     check(cuptiPCSamplingStart(&st), "cuptiPCSamplingStart");
     work();

@@ -40,7 +40,11 @@ struct pc_sampling_result {
 // a callback throws (the exception then propagates). `period` is CUPTI's sampling
 // period exponent (5..31). At most `max_pcs` distinct PCs are kept per
 // collection round. Never returns made-up samples.
+// Kernel-serialized collection attributes each sample to its launch; continuous
+// lets launches overlap (CUPTI's two collection modes).
+enum class pc_sampling_mode { serialized, continuous };
+
 pc_sampling_result sample_pcs(CUcontext context, uint32_t period, size_t max_pcs, const std::function<void()>& prepare,
-                              const std::function<void()>& work);
+                              const std::function<void()>& work, pc_sampling_mode mode = pc_sampling_mode::serialized);
 
 }  // namespace ptxbench

@@ -6,7 +6,7 @@ const std::vector<std::string>& profile_counter_metrics() {
   static const std::vector<std::string> metrics = {
       "gpu__time_duration.sum",
       "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-      "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed",
+      "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
       "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed",
       "dram__throughput.avg.pct_of_peak_sustained_elapsed",
       "lts__throughput.avg.pct_of_peak_sustained_elapsed",
