@@ -49,14 +49,8 @@ fi
 [ -x "$bin/ptxbench" ] || { echo "check_solutions: no ptxbench in $bin (build it, or give --bin)" >&2; exit 2; }
 mkdir -p "$out"
 
-# Libraries as scripts/gpu_suite.sh finds them: the toolkit's, NVIDIA's Python wheels', the package's.
-libs=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
-for d in $(python3 -c 'import nvidia, os; [print(os.path.join(p, n, "lib")) for p in nvidia.__path__ for n in sorted(os.listdir(p))]' 2> /dev/null); do
-  [ -d "$d" ] && libs=$libs:$d
-done
-case "$bin" in /*) pkg_lib="${bin%/bin}/lib" ;; *) pkg_lib="$root/${bin%/bin}/lib" ;; esac
-export LD_LIBRARY_PATH=$libs:$pkg_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=$PATH:/usr/local/cuda/bin
+BIN=$bin
+. scripts/gpu_env.sh
 
 # One line for a task from its result JSON ($out/<id>.json), or the summary of them all.
 report() { # line <id> | summary <seconds> <id...>

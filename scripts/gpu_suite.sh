@@ -29,8 +29,9 @@ if [ "${1:-}" = --package ]; then
   done
   libs_test=$(find "$build" -name ptxbench_tests_gpu_libs -type f | head -1)
   [ -n "$libs_test" ] && strip --strip-debug -o .device/gpu/bin/ptxbench_tests_gpu_libs "$libs_test"
-  [ -f "$build/bin/ptxbench_tests_gpu_reference" ] &&
-    strip --strip-debug -o .device/gpu/bin/ptxbench_tests_gpu_reference "$build/bin/ptxbench_tests_gpu_reference"
+  for b in ptxbench_tests_gpu_reference ptxbench_profile_probe ptxbench_variants_probe; do
+    [ -f "$build/bin/$b" ] && strip --strip-debug -o ".device/gpu/bin/$b" "$build/bin/$b"
+  done
   # The main executable's Debian-only libraries that the GPU machine lacks.
   mkdir -p .device/gpu/lib
   for lib in $(ldd "$build/bin/ptxbench" | awk '/cpp-httplib|brotli/ {print $3}'); do cp -L "$lib" .device/gpu/lib/; done
@@ -40,16 +41,7 @@ fi
 BIN=${1:-${PTXBENCH_BIN:-.device/gpu/bin}}
 OUT=${OUT:-/tmp/ptxbench-gpu-suite}
 mkdir -p "$OUT"
-export PTXBENCH_SOURCE_DIR=$PWD
-
-# Libraries: the toolkit's, then any from NVIDIA's Python wheels (cuDNN, CUPTI).
-LIBS=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
-for d in $(python3 -c 'import nvidia, os; [print(os.path.join(p, n, "lib")) for p in nvidia.__path__ for n in sorted(os.listdir(p))]' 2>/dev/null); do
-  [ -d "$d" ] && LIBS=$LIBS:$d
-done
-LIBS=$LIBS:$PWD/${BIN%/bin}/lib
-export LD_LIBRARY_PATH=$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=$PATH:/usr/local/cuda/bin
+. scripts/gpu_env.sh
 
 {
   date -u +"%Y-%m-%dT%H:%M:%SZ"

@@ -52,11 +52,8 @@ OUT=${OUT:-/tmp/ptxbench-counter-probe}
 mkdir -p "$OUT"
 # Everything to $OUT/counter_probe.txt; a short summary on stdout at the end.
 exec 3>&1 > "$OUT/counter_probe.txt" 2>&1
-LIBS=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
-for d in $(python3 -c 'import nvidia, os; [print(os.path.join(p, n, "lib")) for p in nvidia.__path__ for n in sorted(os.listdir(p))]' 2>/dev/null); do
-  [ -d "$d" ] && LIBS=$LIBS:$d
-done
-export LD_LIBRARY_PATH=$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+BIN=$dir
+. scripts/gpu_env.sh
 P="$dir/ptxbench_counter_probe"
 echo "== environment"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1

@@ -24,7 +24,7 @@ fi
 BIN=${1:-.device/integrity/bin}
 OUT=${OUT:-/tmp/ptxbench-integrity}
 mkdir -p "$OUT"
-. scripts/probe/gpu_env.sh
+. scripts/gpu_env.sh
 rm -f "$OUT"/*.jsonl
 
 step() { # name limit_s env... -- test filter

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Profile feedback on a GPU in one call, from binaries built elsewhere
 # (scripts/gpu_suite.sh --package BUILD_DIR; carry .device/gpu and build/solutions):
+#   0. CUPTI itself: ptxbench_profile_probe's scenarios (range profiler, PC
+#      sampling, each alone and after a SASS counting pass), one line each;
 #   1. cost: `ptxbench eval --profile` on the GEMM 4096^3 and attention forward
 #      solutions, the profile's wall time (targets: <= 1.5 s GEMM, <= 2.5 s
 #      attention), the kernel table beside the library's and the hottest lines;
@@ -18,8 +20,14 @@ cd "$(dirname "$0")/../.."
 BIN=${1:-.device/gpu/bin}
 OUT=${OUT:-/tmp/ptxbench-profile}
 mkdir -p "$OUT"
-. scripts/probe/gpu_env.sh
+. scripts/gpu_env.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1
+
+if [ -x "$BIN/ptxbench_profile_probe" ]; then
+  timeout 120 "$BIN/ptxbench_profile_probe" > "$OUT/profile_probe.txt" 2>&1
+  echo "== profile probe: rc=$? (full output: profile_probe.txt)"
+  grep -E '^SCENARIO|^STEP [a-z_#0-9]+ (hw|pc) ok' "$OUT/profile_probe.txt" | cut -c1-200
+fi
 
 ptx_of() { # id -> the solution's PTX (checked in or generated)
   if [ -f "tasks/solutions/$1/kernel.ptx" ]; then echo "tasks/solutions/$1/kernel.ptx"; else echo "build/solutions/$1/kernel.ptx"; fi
@@ -36,7 +44,7 @@ for id in gemm_bf16_wgmma_tma attention_fwd_bf16_wgmma; do
 done
 
 t0=$(date +%s)
-timeout 420 "$BIN/ptxbench" mutate --all --db "$OUT/mutants.db" --feedback profile \
+timeout "${PTXBENCH_PROFILE_MUTATE_LIMIT:-420}" "$BIN/ptxbench" mutate --all --db "$OUT/mutants.db" --feedback profile \
   --operators mbarrier_wait_backoff,cp_async_single_stage,wgmma_wait_all \
   --per-solution "${PTXBENCH_PROFILE_MUTANTS:-3}" > "$OUT/mutate.log" 2> "$OUT/mutate.err"
 rc=$?
