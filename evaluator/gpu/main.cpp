@@ -2,7 +2,10 @@
 // by the supervisor (evaluator/pool) with `--device N`; speaks the protocol of
 // evaluator/protocol/protocol.hpp on stdin/stdout. Exits after a sticky CUDA error
 // (the context is lost) so the supervisor starts a fresh one.
+#include <execinfo.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <chrono>
 #include <cstdio>
@@ -23,7 +26,24 @@
 
 using namespace ptxbench;
 
+namespace {
+
+// A crash of the worker's own code or a library's (never the candidate's: its
+// faults are CUDA errors) leaves its frames on stderr, innermost last, so the
+// tail the supervisor quotes in "worker died: ..." names where it happened.
+// Then the signal's default action, so the supervisor still sees the signal.
+void on_fatal_signal(int sig) {
+  void* frames[48];
+  const int n = backtrace(frames, 48);
+  for (int i = n - 1; i >= 1; --i) backtrace_symbols_fd(&frames[i], 1, 2);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, on_fatal_signal);
   int device = 0;
   double known_peak = 0, known_copy = 0;
   bool spare = false, wait_for_gpu = false, context_ungated = false;
