@@ -5,7 +5,7 @@
 //   /                               experiments
 //   /experiments/<id>               trajectories of an experiment, with stage badges
 //   /experiments/<id>/report        the HTML report (plots) of that experiment
-//   /trajectories/<id>              rounds: prompt, feedback, reply, PTX diff, figures
+//   /trajectories/<id>              rounds: prompt, feedback, reply, PTX diff, figures, profile
 //   /api/experiments                JSON list
 //   /api/experiments/<id>           JSON experiment with its trajectories
 //   /api/trajectories/<id>          JSON trajectory with every turn

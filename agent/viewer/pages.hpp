@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "agent/store/store.hpp"
+#include "evaluator/api/profile.hpp"
 
 namespace ptxbench::viewer {
 
@@ -29,7 +30,8 @@ struct experiment_summary {
 std::string experiments_page(const std::vector<experiment_summary>& experiments, const std::string& database);
 std::string experiment_page(const experiment_row& experiment, const std::vector<trajectory_row>& trajectories);
 // Each round: prompt, feedback, reply, reasoning, PTX with its diff against the
-// previous round's PTX, manifest, and the evaluation's figures.
+// previous round's PTX, the evaluation's profile (profile_section) when it has
+// one, manifest, and the evaluation's figures.
 std::string trajectory_page(const experiment_row& experiment, const trajectory_row& trajectory,
                             const std::vector<turn_view>& turns);
 std::string error_page(int status, const std::string& message);
@@ -37,6 +39,16 @@ std::string error_page(int status, const std::string& message);
 // The evaluation's figures: verdict, headline, stage table, compile diagnostics,
 // correctness per output, instruction checks, performance.
 std::string evaluation_section(const evaluation_row& evaluation);
+// The evaluation's profile (evaluator/api/profile.hpp); nullopt when it has
+// none or its result does not parse.
+std::optional<profile_report> evaluation_profile(const evaluation_row& evaluation);
+// The profile beside the candidate's PTX, in a <div class="profile">: the
+// kernel figures (the candidate's columns beside the library's), the roofline
+// line, the plain reason of a part that could not run, the hottest lines (each
+// a link to its line), and `ptx` as a listing with those lines marked (class
+// "hot", a share-of-samples badge, the dominant stall as the title). Line n's
+// anchor is "<anchor>-Ln"; an empty `ptx` lists no PTX.
+std::string profile_section(const profile_report& profile, const std::string& ptx, const std::string& anchor);
 // A <table class="diff"> of the line diff from old_text to new_text.
 std::string diff_table(const std::string& old_text, const std::string& new_text);
 

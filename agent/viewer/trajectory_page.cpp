@@ -51,19 +51,27 @@ std::string round_section(const turn_view& view, const std::string* previous_ptx
     os << "<details><summary>reasoning</summary>" << pre(t.reasoning, "reasoning") << "</details>\n";
   }
   os << "<details class=\"reply\"><summary>reply</summary>" << pre(t.reply, "reply") << "</details>\n";
+  // With a profile of its lines the full PTX is the profile's listing, its hot lines marked.
+  const auto profile = view.evaluation ? evaluation_profile(*view.evaluation) : std::nullopt;
+  const std::string* ptx = view.candidate && !view.candidate->ptx.empty() ? &view.candidate->ptx : nullptr;
+  const bool listed = profile && !profile->lines.empty() && ptx;
   if (view.candidate) {
     const auto& c = *view.candidate;
     if (!c.format_problem.empty()) os << "<p class=\"status-failed\">format: " << html_escape(c.format_problem) << "</p>\n";
     if (!c.ptx.empty()) {
       if (previous_ptx) {
         os << "<h3>PTX (diff against the previous round)</h3>\n" << diff_table(*previous_ptx, c.ptx);
-        os << "<details><summary>full PTX</summary>" << pre(c.ptx, "ptx") << "</details>\n";
-      } else {
+        if (!listed) os << "<details><summary>full PTX</summary>" << pre(c.ptx, "ptx") << "</details>\n";
+      } else if (!listed) {
         os << "<h3>PTX</h3>\n" << pre(c.ptx, "ptx");
       }
     }
-    if (!c.manifest.empty()) os << "<details><summary>launch manifest</summary>" << pre(c.manifest, "manifest") << "</details>\n";
   }
+  if (profile) {
+    os << profile_section(*profile, listed ? *ptx : std::string(), "round-" + std::to_string(t.round));
+  }
+  if (view.candidate && !view.candidate->manifest.empty())
+    os << "<details><summary>launch manifest</summary>" << pre(view.candidate->manifest, "manifest") << "</details>\n";
   if (view.evaluation) os << evaluation_section(*view.evaluation);
   os << "</section>\n";
   return os.str();

@@ -12,6 +12,8 @@
 #include <optional>
 
 #include "agent/data/report.hpp"
+#include "agent/viewer/app.hpp"
+#include "profile_fixture.hpp"
 #include "served_db.hpp"
 
 using namespace ptxbench;
@@ -97,6 +99,34 @@ out.dataset.overlaps = overlaps.length;
 out.dataset.overlapList = overlaps.join(' | ');
 out.dataset.charts = ['pass_at_k', 'fast_p'].filter(c => document.querySelector('svg[data-chart=' + c + ']')).join(',')
   + ',' + document.querySelectorAll('svg.histogram').length + ' histograms';
+</script>)";
+
+// Measures the profiled trajectory page's PTX listing as laid out and writes
+// the figures onto <body>: the hot rows, whether each is painted apart from a
+// plain row and shows its share badge, their titles; then follows the first
+// top-line link and records the row it targets and whether it is in view.
+const char* k_hot_lines_script = R"(<script>
+const out = document.body;
+const hot = [...document.querySelectorAll('table.ptx-listing tr.hot')];
+const plain = document.querySelector('table.ptx-listing tr:not(.hot)');
+const bg = e => getComputedStyle(e).backgroundColor;
+out.dataset.hotRows = hot.map(r => r.id).join(',');
+out.dataset.painted = hot.filter(r => bg(r) !== bg(plain)).length;
+out.dataset.badges = hot.map(r => r.querySelector('.hot-share')).filter(b => b && b.offsetWidth > 0 &&
+  b.offsetHeight > 0 && bg(b) !== bg(plain) && getComputedStyle(b).visibility === 'visible')
+  .map(b => b.textContent).join(',');
+out.dataset.titles = hot.map(r => r.title).join(' | ');
+const link = document.querySelector('ol.hot-lines a');
+out.dataset.link = link ? link.getAttribute('href') : '';
+if (link) link.click();
+setTimeout(() => {
+  const t = document.querySelector(':target');
+  out.dataset.target = t ? t.id : '';
+  if (t) {
+    const box = t.getBoundingClientRect();
+    out.dataset.targetInView = box.top >= 0 && box.bottom <= window.innerHeight && window.scrollY > 0 ? 'yes' : 'no';
+  }
+}, 200);
 </script>)";
 
 }  // namespace
@@ -192,5 +222,46 @@ TEST_CASE("browser: no report table is cut off at 1400 px with long names and se
   REQUIRE_FALSE(body_attribute(dom, "cut-tables").empty());
   CHECK(std::stoi(body_attribute(dom, "scroll-width")) <= 1400);
   CHECK_MESSAGE(body_attribute(dom, "cut-tables") == "0", body_attribute(dom, "cut-widths"));
+  std::filesystem::remove_all(profile);
+}
+
+TEST_CASE("browser: the viewer marks the hot PTX lines of a profile and a script in a profile does not run") {
+  auto chromium = need_chromium();
+  testing::served_db served("viewer-browser-profile");
+  const int64_t tid = testing::add_profiled_trajectory(*served.db().store, served.db().experiment_id);
+  const std::string path = "/trajectories/" + std::to_string(tid);
+  auto profile = testing::fresh_dir("chromium-profile-hot");
+
+  // Served over HTTP with the viewer's own script and CSP.
+  auto dom = dump_dom(chromium, served.url(path), profile);
+  INFO("dumped DOM of the profiled trajectory: " << dom.substr(0, 3000));
+  REQUIRE(dom.find("<table class=\"ptx-listing\">") != std::string::npos);
+  size_t hot = 0;
+  for (size_t at = dom.find("class=\"hot\""); at != std::string::npos; at = dom.find("class=\"hot\"", at + 1)) ++hot;
+  CHECK(hot == 3);
+  CHECK(dom.find("<title>" + testing::profiled_task + " #") != std::string::npos);
+  CHECK(dom.find("pwned</title>") == std::string::npos);
+  CHECK(dom.find("&lt;script&gt;document.title='pwned'&lt;/script&gt;") != std::string::npos);
+  CHECK(dom.find(">changes only</button>") != std::string::npos);  // viewer.js ran on this page
+
+  // As laid out with the viewer's stylesheet: the page inlined into a file with a measuring script.
+  viewer::viewer_app app(*served.db().store);
+  auto html = app.get(path).body;
+  const std::string link = "<link rel=\"stylesheet\" href=\"/assets/style.css\">";
+  REQUIRE(html.find(link) != std::string::npos);
+  html.replace(html.find(link), link.size(), "<style>" + app.get("/assets/style.css").body + "</style>");
+  html.insert(html.rfind("</body>"), k_hot_lines_script);
+  auto file = served.db().dir / "profiled.html";
+  std::ofstream(file) << html;
+  auto laid_out = dump_dom(chromium, "file://" + file.string(), profile, "1280,500");
+  INFO("body: " << laid_out.substr(laid_out.find("<body"), 1200));
+  REQUIRE_FALSE(body_attribute(laid_out, "hot-rows").empty());
+  CHECK(body_attribute(laid_out, "hot-rows") == "round-1-L8,round-1-L9,round-1-L10");
+  CHECK(body_attribute(laid_out, "painted") == "3");
+  CHECK(body_attribute(laid_out, "badges") == "31%,5%,42%");
+  CHECK(body_attribute(laid_out, "titles").find("line 10: 42% of samples, mostly math pipe busy") != std::string::npos);
+  CHECK(body_attribute(laid_out, "link") == "#round-1-L10");
+  CHECK(body_attribute(laid_out, "target") == "round-1-L10");
+  CHECK(body_attribute(laid_out, "target-in-view") == "yes");
   std::filesystem::remove_all(profile);
 }

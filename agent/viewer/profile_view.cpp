@@ -1,0 +1,171 @@
+// An evaluation's profile as HTML beside the candidate's PTX: the kernel
+// figures (the figures agent/prompt/format_profile.cpp gives the model, with
+// the same formats), the roofline line, the plain reason of a part that could
+// not run, and the PTX listing with the hottest lines marked.
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include "agent/data/html.hpp"
+#include "agent/viewer/pages.hpp"
+#include "evaluator/api/evaluation.hpp"
+
+namespace ptxbench::viewer {
+namespace {
+
+using data::html_escape;
+
+// Not measured (-1), or not finite (stored as null, read back as NaN): "-".
+std::string figure(double v, const char* fmt) {
+  if (!(v >= 0) || !std::isfinite(v)) return "-";
+  char b[48];
+  std::snprintf(b, sizeof b, fmt, v);
+  return b;
+}
+
+std::string pct(double v) { return figure(v, "%.0f%%"); }
+std::string count(int v) { return v < 0 ? "-" : std::to_string(v); }
+
+// One row per figure, one column per kernel: the candidate's launches first,
+// then the library baseline's, whatever order they were stored in.
+std::string kernel_table(const profile_report& p) {
+  std::vector<const profile_kernel*> columns;
+  for (bool baseline : {false, true})
+    for (const auto& k : p.kernels)
+      if (k.baseline == baseline) columns.push_back(&k);
+  struct row {
+    const char* name;
+    std::string (*value)(const profile_kernel&);
+  };
+  static const row rows[] = {
+      {"time (us)", [](const profile_kernel& k) { return figure(k.duration_us, "%.1f"); }},
+      {"SM busy", [](const profile_kernel& k) { return pct(k.sm_throughput_pct); }},
+      {"tensor pipe", [](const profile_kernel& k) { return pct(k.tensor_pipe_pct); }},
+      {"DRAM", [](const profile_kernel& k) { return pct(k.dram_throughput_pct); }},
+      {"L2", [](const profile_kernel& k) { return pct(k.l2_throughput_pct); }},
+      {"L2 hit", [](const profile_kernel& k) { return pct(k.l2_hit_rate_pct); }},
+      {"occupancy", [](const profile_kernel& k) { return pct(k.achieved_occupancy_pct); }},
+      {"smem bank conflicts", [](const profile_kernel& k) { return figure(k.smem_bank_conflicts, "%.0f"); }},
+      {"regs/thread", [](const profile_kernel& k) { return count(k.registers_per_thread); }},
+      {"smem/CTA", [](const profile_kernel& k) { return count(k.shared_bytes_per_cta); }},
+  };
+  std::ostringstream os;
+  os << "<table class=\"profile-kernels\"><tr><th>kernel</th>";
+  for (const auto* k : columns)
+    os << "<th class=\"" << (k->baseline ? "baseline" : "candidate") << "\">" << html_escape(k->name) << "</th>";
+  os << "</tr>\n";
+  for (const auto& r : rows) {
+    os << "<tr><th>" << r.name << "</th>";
+    for (const auto* k : columns)
+      os << "<td class=\"num " << (k->baseline ? "baseline" : "candidate") << "\">" << r.value(*k) << "</td>";
+    os << "</tr>\n";
+  }
+  os << "</table>\n";
+  return os.str();
+}
+
+std::string roofline_line(const profile_roofline& r) {
+  if (!(r.flops > 0 && r.achieved_tflops > 0)) return "";
+  char b[400];
+  std::snprintf(b, sizeof b,
+                "arithmetic intensity %.0f FLOP/byte (%s-bound on this GPU); the candidate reaches %.0f TFLOP/s of "
+                "%.0f peak (%.0f%%) and %.0f GB/s of the minimum traffic against %.0f GB/s of bandwidth",
+                r.intensity, r.bound.empty() ? "?" : r.bound.c_str(), r.achieved_tflops, r.peak_tflops,
+                r.peak_tflops > 0 ? 100.0 * r.achieved_tflops / r.peak_tflops : 0.0, r.achieved_gbps, r.peak_gbps);
+  std::string line = html_escape(b);
+  if (r.dram_gbps > 0) line += "; measured DRAM traffic " + figure(r.dram_gbps, "%.0f") + " GB/s";
+  return "<p class=\"roofline\"><b>roofline:</b> " + line + ".</p>\n";
+}
+
+std::string share_text(double share) { return figure(100.0 * share, "%.0f%%"); }
+
+// "23% of samples, mostly waiting on a barrier (80% of its samples)"
+std::string line_summary(const profile_line& l) {
+  std::string words = l.stall_words.empty() ? l.stall : l.stall_words;
+  return share_text(l.share) + " of samples" + (words.empty() ? "" : ", mostly " + words) + " (" +
+         share_text(l.stall_share) + " of its samples)";
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(std::move(line));
+    start = end + 1;
+  }
+  return lines;
+}
+
+}  // namespace
+
+std::optional<profile_report> evaluation_profile(const evaluation_row& e) {
+  if (!e.result.is_object() || !e.result.contains("profile") || e.result["profile"].is_null()) return std::nullopt;
+  try {
+    return evaluation_result_from_json(e.result).profile;
+  } catch (const std::exception&) {
+    return std::nullopt;  // the evaluation section shows such a result raw
+  }
+}
+
+std::string profile_section(const profile_report& p, const std::string& ptx, const std::string& anchor) {
+  std::ostringstream os;
+  os << "<div class=\"profile\" id=\"" << html_escape(anchor) << "-profile\">\n<h3>profile at "
+     << html_escape(p.size.empty() ? "the timed size" : p.size) << "</h3>\n<p class=\"profile-meta\">"
+     << "hardware counters and PC sampling; throughputs are % of the device's peak";
+  if (p.samples > 0) os << "; " << p.samples << " PC samples, " << share_text(p.unmapped_share) << " on no line of the PTX";
+  if (p.cached) os << "; reused from an earlier evaluation of the same candidate";
+  os << "</p>\n";
+  if (!p.kernels.empty()) {
+    os << kernel_table(p);
+  } else {
+    os << "<p class=\"profile-missing\">kernel counters: not available ("
+       << html_escape(p.kernels_error.empty() ? "not measured" : p.kernels_error) << ")</p>\n";
+  }
+  os << roofline_line(p.roofline);
+  if (p.lines.empty()) {
+    os << "<p class=\"profile-missing\">stall reasons per line: not available ("
+       << html_escape(p.lines_error.empty() ? "not measured" : p.lines_error) << ")</p>\n</div>\n";
+    return os.str();
+  }
+  const std::vector<std::string> lines = split_lines(ptx);
+  auto line_id = [&](int n) { return html_escape(anchor) + "-L" + std::to_string(n); };
+  auto in_listing = [&](int n) { return n >= 1 && static_cast<size_t>(n) <= lines.size(); };
+  os << "<h4>hottest lines of the PTX (PC samples)</h4>\n<ol class=\"hot-lines\">\n";
+  for (const auto& l : p.lines) {
+    os << "<li>";
+    if (in_listing(l.line)) os << "<a href=\"#" << line_id(l.line) << "\">line " << l.line << "</a>";
+    else os << "line " << l.line;
+    os << " <code>" << html_escape(l.text) << "</code>: " << html_escape(line_summary(l)) << "</li>\n";
+  }
+  os << "</ol>\n";
+  if (lines.empty()) return os.str() + "</div>\n";
+  // The hottest entry of a line wins should a line be listed twice.
+  std::map<int, const profile_line*> hot;
+  for (const auto& l : p.lines) hot.emplace(l.line, &l);
+  os << "<h4>PTX with the hot lines marked</h4>\n<table class=\"ptx-listing\">\n";
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const int n = static_cast<int>(i) + 1;
+    auto h = hot.find(n);
+    os << "<tr id=\"" << line_id(n) << "\"";
+    if (h != hot.end()) {
+      const std::string title = html_escape("line " + std::to_string(n) + ": " + line_summary(*h->second));
+      os << " class=\"hot\" title=\"" << title << "\"><td class=\"ln\">" << n
+         << "</td><td class=\"heat\"><span class=\"hot-share\" aria-label=\"" << title << "\">"
+         << share_text(h->second->share) << "</span></td>";
+    } else {
+      os << "><td class=\"ln\">" << n << "</td><td class=\"heat\"></td>";
+    }
+    os << "<td class=\"code\">" << html_escape(lines[i]) << "</td></tr>\n";
+  }
+  os << "</table>\n</div>\n";
+  return os.str();
+}
+
+}  // namespace ptxbench::viewer
