@@ -14,6 +14,7 @@ const std::vector<mutation_operator>& catalogue() {
     add_runtime_operators(v);
     add_correctness_operators(v);
     add_instruction_performance_operators(v);
+    add_layout_performance_operators(v);
     return v;
   }();
   return all;

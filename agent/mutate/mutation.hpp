@@ -84,5 +84,6 @@ void add_format_compile_operators(std::vector<mutation_operator>& out);
 void add_runtime_operators(std::vector<mutation_operator>& out);
 void add_correctness_operators(std::vector<mutation_operator>& out);
 void add_instruction_performance_operators(std::vector<mutation_operator>& out);
+void add_layout_performance_operators(std::vector<mutation_operator>& out);
 
 }  // namespace ptxbench::mutate
