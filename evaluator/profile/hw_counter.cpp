@@ -18,6 +18,7 @@
 #include <cupti_target.h>
 
 #include <chrono>
+#include <deque>
 #include <mutex>
 #include <stdexcept>
 
@@ -159,6 +160,13 @@ hw_count_result count_hardware(CUcontext context, const std::vector<std::string>
     if (needed > max_passes)
       throw hw_failure("the metrics need " + std::to_string(needed) + " counter passes (at most " +
                            std::to_string(max_passes) + ")", true);
+    // CUPTI keeps the name's pointer, not a copy, and reads it again when it
+    // decodes: a name freed before DecodeData crashed it (SIGSEGV in
+    // NVPW_CUDA_Profiler_DecodeCounters on an H100 with the profile's
+    // "launch 0 (kernel)" names, heap-allocated; short names lived on in freed
+    // stack memory by luck). Every name lives here until the profiler is disabled
+    // (declared before it, so it goes after).
+    std::deque<std::string> names_pushed;
     range_profiler profiler(context);
     std::vector<uint8_t> data = counter_data_image(profiler.get(), names, max_ranges);
     CUpti_RangeProfiler_SetConfig_Params set{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
@@ -184,9 +192,10 @@ hw_count_result count_hardware(CUcontext context, const std::vector<std::string>
     marks.push = [&](const std::string& name) {
       if (++pushed > max_ranges) throw hw_failure("more than " + std::to_string(max_ranges) + " ranges in a pass", false);
       if (result.passes == 0) first_pass_names.push_back(name);
+      names_pushed.push_back(name);
       CUpti_RangeProfiler_PushRange_Params p{CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
       p.pRangeProfilerObject = profiler.get();
-      p.pRangeName = name.c_str();
+      p.pRangeName = names_pushed.back().c_str();
       check(cuptiRangeProfilerPushRange(&p), "cuptiRangeProfilerPushRange");
     };
     marks.pop = [&] {

@@ -58,9 +58,9 @@ struct kernel_run {
 };
 
 bool step_hw(kernel_run& run, const std::vector<std::string>& metrics, const std::string& label,
-             bool with_availability = false) {
+             bool with_availability = false, const std::string& range = "loop") {
   auto pass = [&](const hw_range_marks& marks) {
-    marks.push("loop");
+    marks.push(range + "");  // a temporary, as the worker's names are
     run.launch();
     marks.pop();
   };
@@ -132,6 +132,11 @@ std::vector<std::pair<std::string, scenario>> scenarios() {
   s.push_back({"hw_with_availability", [](kernel_run& r) {
                  r.load();
                  return step_hw(r, {"gpu__time_duration.sum"}, "hw_with_availability", true);
+               }});
+  s.push_back({"hw_long_range_name", [](kernel_run& r) {
+                 r.load();
+                 return step_hw(r, metrics(), "hw_long_range_name", false,
+                                "launch 0 (a kernel name long enough to live on the heap, as the worker's are)");
                }});
   s.push_back({"pc_continuous", [](kernel_run& r) { return step_pc(r, "pc_continuous", pc_sampling_mode::continuous); }});
   s.push_back({"pc_alone", [](kernel_run& r) { return step_pc(r, "pc_alone"); }});
