@@ -42,8 +42,13 @@ struct sass_line_map {
   // Warpgroup MMAs that ptxas left on a neighbour's line, placed on their
   // wgmma.mma_async lines by compile_with_line_info (line_map.cpp says how).
   int placed_by_order = 0;
+  // Per function: an instruction that reads a register a load wrote -> the
+  // load's line (sass_dataflow.hpp; filled by compile_with_line_info).
+  std::map<std::string, std::map<uint64_t, int>> awaited;
   // The line of the instruction at `offset` of `function`; 0 when unknown.
   int line_of(const std::string& function, uint64_t offset) const;
+  // The line of the load the instruction at `offset` waits on; 0 when none.
+  int awaited_line_of(const std::string& function, uint64_t offset) const;
   size_t size() const;
 };
 

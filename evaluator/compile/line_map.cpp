@@ -7,6 +7,7 @@
 
 #include "evaluator/compile/compile_backends.hpp"
 #include "evaluator/compile/line_info.hpp"
+#include "evaluator/compile/sass_dataflow.hpp"
 #include "evaluator/compile/ptx_text.hpp"
 #include "evaluator/compile/subprocess.hpp"
 
@@ -15,6 +16,13 @@ namespace ptxbench {
 int sass_line_map::line_of(const std::string& function, uint64_t offset) const {
   const auto f = lines.find(function);
   if (f == lines.end()) return 0;
+  const auto at = f->second.find(offset);
+  return at == f->second.end() ? 0 : at->second;
+}
+
+int sass_line_map::awaited_line_of(const std::string& function, uint64_t offset) const {
+  const auto f = awaited.find(function);
+  if (f == awaited.end()) return 0;
   const auto at = f->second.find(offset);
   return at == f->second.end() ? 0 : at->second;
 }
@@ -206,7 +214,12 @@ line_mapped_module compile_with_line_info(const std::string& ptx, const std::str
     return out;
   }
   const sass_listing listing = disassemble(c.cubin);
-  if (listing.available) out.map.placed_by_order = place_warpgroup_mmas(out.map, listing.instructions, ptx);
+  if (listing.available) {
+    out.map.placed_by_order = place_warpgroup_mmas(out.map, listing.instructions, ptx);
+    for (const auto& [function, waits] : awaited_loads(listing.instructions))
+      for (const auto& [consumer, producer] : waits)
+        if (const int line = out.map.line_of(function, producer); line > 0) out.map.awaited[function][consumer] = line;
+  }
   return out;
 }
 
