@@ -134,13 +134,18 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
   for (const auto& pc : sampling.pcs) {
     if (map.lines.count(pc.function) == 0) continue;  // not a kernel of the candidate's module
     const int line = map.line_of(pc.function, pc.pc_offset);
+    // A warp waiting on a scoreboard waits for a load's register: the samples
+    // go to the load's line (sass_dataflow.hpp), where the cause is.
+    const int awaited = map.awaited_line_of(pc.function, pc.pc_offset);
     for (const auto& [reason, n] : pc.samples) {
       total += n;
-      if (line == 0) {
+      const std::string stall = stall_short_name(reason);
+      const int at = awaited > 0 && (stall == "long_scoreboard" || stall == "short_scoreboard") ? awaited : line;
+      if (at == 0) {
         unmapped += n;
         continue;
       }
-      by_line[line][stall_short_name(reason)] += n;
+      by_line[at][stall] += n;
     }
   }
   out.samples = total;
@@ -163,6 +168,10 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
     l.share = double(l.samples) / double(total);
     l.stall_share = l.samples ? double(stalls.at(l.stall)) / double(l.samples) : 0;
     l.stall_words = stall_in_words(l.stall);
+    // Hopper samples a warp in wgmma.wait_group as a barrier stall (H100,
+    // CUPTI 13.0); at such a line the words name what it waits for.
+    if (l.stall == "barrier" && l.text.rfind("wgmma.wait_group", 0) == 0)
+      l.stall_words = "waiting for its wgmma groups to complete (wgmma.wait_group; sampled as a barrier stall)";
     out.lines.push_back(std::move(l));
   }
   std::stable_sort(out.lines.begin(), out.lines.end(),

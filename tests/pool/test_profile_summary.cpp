@@ -52,6 +52,31 @@ TEST_CASE("summarise_samples adds PC samples up on the candidate's lines with th
   CHECK(p.ran);
 }
 
+TEST_CASE("scoreboard stalls go to the line of the load the warps wait on - other stalls stay") {
+  sass_line_map map;
+  map.available = true;
+  map.lines["k"] = {{0x10, 3}, {0x20, 2}, {0x30, 3}};
+  map.awaited["k"] = {{0x10, 1}};  // the instruction at 0x10 reads a register line 1's load wrote
+  protocol::profile_raw s;
+  s.part = "sampling";
+  s.ran = true;
+  s.pcs = {{"k", 0x10,
+            {{"smsp__pcsamp_warps_issue_stalled_long_scoreboard", 60},
+             {"smsp__pcsamp_warps_issue_stalled_short_scoreboard", 20},
+             {"smsp__pcsamp_warps_issue_stalled_barrier", 10}}},
+           {"k", 0x20, {{"smsp__pcsamp_warps_issue_stalled_long_scoreboard", 10}}}};
+  profile_report p;
+  summarise_samples(s, map, "  ld.local.f32 %f1, [%rd9];\n  bar.sync 0;\n  fma.rn.f32 %f2, %f1, %f3, %f2;\n", 20, p);
+  REQUIRE(p.lines.size() == 3);
+  CHECK(p.lines[0].line == 1);  // the ld.local, not the fma that reads its register
+  CHECK(p.lines[0].samples == 80);
+  CHECK(p.lines[0].stall == "long_scoreboard");
+  CHECK(p.lines[0].text == "ld.local.f32 %f1, [%rd9];");
+  CHECK(p.lines[1].line == 2);  // 0x20 waits on nothing known: its own line
+  CHECK(p.lines[2].line == 3);  // the barrier stall stays where it was sampled
+  CHECK(p.lines[2].stall == "barrier");
+}
+
 TEST_CASE("a profile part that did not run leaves its reason and no figures") {
   protocol::profile_raw failed;
   failed.error = "cuptiPCSamplingEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES";
@@ -118,4 +143,20 @@ TEST_CASE("profile raw data survives the worker protocol and the cache keeps the
   CHECK(got.cached);
   CHECK(profile_fingerprint("a") != profile_fingerprint("b"));
   CHECK(profile_fingerprint("a").size() == 16);
+}
+
+TEST_CASE("a barrier stall at a wgmma.wait_group line is put in words as waiting for the wgmma groups") {
+  sass_line_map map;
+  map.available = true;
+  map.lines["k"] = {{0x10, 1}, {0x20, 2}};
+  protocol::profile_raw s;
+  s.part = "sampling";
+  s.ran = true;
+  s.pcs = {{"k", 0x10, {{"smsp__pcsamp_warps_issue_stalled_barrier", 30}}},
+           {"k", 0x20, {{"smsp__pcsamp_warps_issue_stalled_barrier", 10}}}};
+  profile_report p;
+  summarise_samples(s, map, "  wgmma.wait_group.sync.aligned 1;\n  bar.sync 0;\n", 20, p);
+  REQUIRE(p.lines.size() == 2);
+  CHECK(p.lines[0].stall_words.find("waiting for its wgmma groups") == 0);
+  CHECK(p.lines[1].stall_words == "waiting at a CTA barrier (bar.sync)");
 }
