@@ -14,14 +14,6 @@
 namespace ptxbench::mutate {
 namespace {
 
-std::vector<std::string> registers_in(const std::string& list) {
-  static const std::regex reg(R"(%\w+)");
-  std::vector<std::string> out;
-  for (auto it = std::sregex_iterator(list.begin(), list.end(), reg); it != std::sregex_iterator(); ++it)
-    out.push_back(it->str());
-  return out;
-}
-
 bool is_label(const std::string& line) {
   static const std::regex label(R"(^\s*[$\w]+:\s*$)");
   return std::regex_match(line, label);

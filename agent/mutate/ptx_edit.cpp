@@ -48,6 +48,14 @@ std::optional<int> declared_registers(const std::string& ptx, const std::string&
 
 std::string indent_of(const std::string& line) { return line.substr(0, line.find_first_not_of(" \t")); }
 
+std::vector<std::string> registers_in(const std::string& list) {
+  static const std::regex reg(R"(%\w+)");
+  std::vector<std::string> out;
+  for (auto it = std::sregex_iterator(list.begin(), list.end(), reg); it != std::sregex_iterator(); ++it)
+    out.push_back(it->str());
+  return out;
+}
+
 std::optional<nlohmann::json> parse_manifest_json(const std::string& text) {
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("launches") || !j["launches"].is_array() ||

@@ -23,6 +23,8 @@ size_t pick(std::mt19937_64& rng, size_t n);
 std::optional<int> declared_registers(const std::string& ptx, const std::string& prefix);
 // The leading whitespace of a line, to keep edited lines aligned.
 std::string indent_of(const std::string& line);
+// The registers (%name) in a piece of PTX, in order, e.g. "{%f1, %f2}" -> %f1, %f2.
+std::vector<std::string> registers_in(const std::string& list);
 // The manifest as JSON, or nullopt when it does not parse or has no launches.
 std::optional<nlohmann::json> parse_manifest_json(const std::string& text);
 std::string dump_manifest(const nlohmann::json& manifest);

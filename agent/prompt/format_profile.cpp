@@ -46,15 +46,7 @@ std::string format_profile(const profile_report& p, size_t top_lines) {
     o << "Kernel counters: not available (" << (p.kernels_error.empty() ? "not measured" : p.kernels_error) << ").\n";
   }
   const profile_roofline& r = p.roofline;
-  if (r.flops > 0 && r.achieved_tflops > 0) {
-    char b[400];
-    std::snprintf(b, sizeof b,
-                  "Roofline: arithmetic intensity %.0f FLOP/byte (%s-bound on this GPU); you reach %.0f TFLOP/s of "
-                  "%.0f peak (%.0f%%) and %.0f GB/s of the minimum traffic against %.0f GB/s of bandwidth.\n",
-                  r.intensity, r.bound.empty() ? "?" : r.bound.c_str(), r.achieved_tflops, r.peak_tflops,
-                  r.peak_tflops > 0 ? 100.0 * r.achieved_tflops / r.peak_tflops : 0.0, r.achieved_gbps, r.peak_gbps);
-    o << b;
-  }
+  if (const std::string words = roofline_words(r, "you reach"); !words.empty()) o << "Roofline: " << words << ".\n";
   if (!p.lines.empty()) {
     o << "Where your kernel's warps spend their time (PC samples, by line of your PTX):\n";
     for (size_t i = 0; i < p.lines.size() && i < top_lines; ++i) {

@@ -68,14 +68,9 @@ std::string kernel_table(const profile_report& p) {
 }
 
 std::string roofline_line(const profile_roofline& r) {
-  if (!(r.flops > 0 && r.achieved_tflops > 0)) return "";
-  char b[400];
-  std::snprintf(b, sizeof b,
-                "arithmetic intensity %.0f FLOP/byte (%s-bound on this GPU); the candidate reaches %.0f TFLOP/s of "
-                "%.0f peak (%.0f%%) and %.0f GB/s of the minimum traffic against %.0f GB/s of bandwidth",
-                r.intensity, r.bound.empty() ? "?" : r.bound.c_str(), r.achieved_tflops, r.peak_tflops,
-                r.peak_tflops > 0 ? 100.0 * r.achieved_tflops / r.peak_tflops : 0.0, r.achieved_gbps, r.peak_gbps);
-  std::string line = html_escape(b);
+  const std::string words = roofline_words(r, "the candidate reaches");
+  if (words.empty()) return "";
+  std::string line = html_escape(words);
   if (r.dram_gbps > 0) line += "; measured DRAM traffic " + figure(r.dram_gbps, "%.0f") + " GB/s";
   return "<p class=\"roofline\"><b>roofline:</b> " + line + ".</p>\n";
 }

@@ -8,6 +8,7 @@
 // device's peaks. A part that could not be measured says why in plain words
 // (`*_error`) and has no figures: nothing here is ever made up.
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,20 @@ struct profile_report {
   profile_roofline roofline;
   double time_ms = 0;                // wall time of the profile, all parts
 };
+
+// The roofline in words, for feedback and the viewer alike: "arithmetic
+// intensity ... (compute-bound on this GPU); <who> <reach> N TFLOP/s of ...".
+// Empty when the roofline was not measured.
+inline std::string roofline_words(const profile_roofline& r, const char* who_reaches) {
+  if (!(r.flops > 0 && r.achieved_tflops > 0)) return "";
+  char b[400];
+  std::snprintf(b, sizeof b,
+                "arithmetic intensity %.0f FLOP/byte (%s-bound on this GPU); %s %.0f TFLOP/s of %.0f peak (%.0f%%) "
+                "and %.0f GB/s of the minimum traffic against %.0f GB/s of bandwidth",
+                r.intensity, r.bound.empty() ? "?" : r.bound.c_str(), who_reaches, r.achieved_tflops, r.peak_tflops,
+                r.peak_tflops > 0 ? 100.0 * r.achieved_tflops / r.peak_tflops : 0.0, r.achieved_gbps, r.peak_gbps);
+  return b;
+}
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(profile_kernel, name, baseline, duration_us, sm_throughput_pct,
                                                 tensor_pipe_pct, dram_throughput_pct, l2_throughput_pct,
