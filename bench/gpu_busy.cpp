@@ -13,7 +13,11 @@
 // timed run, or a counting pass), NVML's utilisation over the same window
 // (a kernel running; sampled every 100 ms), spare starts and how long timed
 // runs waited for the GPU. Writes the figures as JSON to --json.
-// Usage: ptxbench_bench_gpu_busy [--trajectories 64] [--rounds 2] [--latency-ms 2000] [--cache] [--json F]
+// --profile: feedback "profile", so every candidate that reaches the performance
+// stage is also profiled after its verdict (profiling's cost on throughput,
+// measured against the same run without it).
+// Usage: ptxbench_bench_gpu_busy [--trajectories 64] [--rounds 2] [--latency-ms 2000] [--cache] [--profile]
+//        [--json F]
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -58,6 +62,11 @@ class counting_evaluator final : public evaluator {
     ++m_count;
     ++m_verdicts[verdict_name(res)];
     m_total_ms += res.total_ms;
+    if (res.profile) {
+      ++m_profiles.asked;
+      if (res.profile->cached) ++m_profiles.cached;
+      else if (res.profile->ran) ++m_profiles.ran, m_profiles.ms.push_back(res.profile->time_ms);
+    }
     per_task& t = m_tasks[r.t.id];
     t.total_ms.push_back(res.total_ms);
     for (stage s : {stage::compile, stage::correctness, stage::instructions, stage::performance})
@@ -68,6 +77,14 @@ class counting_evaluator final : public evaluator {
                          res.performance->baseline_name});
     }
     return res;
+  }
+  struct profiles {
+    int asked = 0, ran = 0, cached = 0;  // evaluations carrying a profile; measured now; reused
+    std::vector<double> ms;              // wall time of each profile measured now
+  };
+  profiles profiled() const {
+    std::lock_guard lock(m_mutex);
+    return m_profiles;
   }
   struct timed_one {
     double speedup, candidate_ms, baseline_ms;
@@ -105,6 +122,7 @@ class counting_evaluator final : public evaluator {
   double m_total_ms = 0;
   std::map<std::string, int> m_verdicts;
   std::map<std::string, per_task> m_tasks;
+  profiles m_profiles;
 };
 
 double median(std::vector<double> v) {
@@ -150,10 +168,11 @@ struct sample {
 int main(int argc, char** argv) {
   int trajectories = 64, rounds = 2;
   double latency_ms = 2000;
-  bool cache = false;
+  bool cache = false, profile = false;
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--cache")) cache = true;
+    if (!std::strcmp(argv[i], "--profile")) profile = true;
     if (i + 1 >= argc) continue;
     if (!std::strcmp(argv[i], "--trajectories")) trajectories = std::max(1, std::atoi(argv[i + 1]));
     if (!std::strcmp(argv[i], "--rounds")) rounds = std::max(1, std::atoi(argv[i + 1]));
@@ -197,6 +216,7 @@ int main(int argc, char** argv) {
   cfg.rounds = rounds;
   cfg.concurrency = std::min(trajectories, cfg.samples * int(tasks.size()));
   cfg.stop = stop_policy::all_rounds;
+  if (profile) cfg.feedback = feedback_detail::profile;
   cfg.llm.kind = provider_kind::openai;
   cfg.llm.base_url = ep.base_url();
   cfg.llm.model = "scripted";
@@ -206,9 +226,10 @@ int main(int argc, char** argv) {
   terminal_progress quiet(stderr, false, true);
 
   std::printf("gpu_busy: %zu tasks x %d samples = %d trajectories, %d in flight, %d rounds, replies delayed "
-              "%.0f ms, caches %s, %s\n",
+              "%.0f ms, caches %s, profiling %s, %s\n",
               tasks.size(), cfg.samples, cfg.samples * int(tasks.size()), cfg.concurrency, rounds, latency_ms,
-              cache ? "on" : "off", local->gpu_description().c_str());
+              cache ? "on" : "off", profile ? "on" : "off",
+              local->gpu_description().c_str());
   nvml_sampler nvml;
   std::vector<sample> samples;
   std::atomic<bool> done{false};
@@ -270,6 +291,11 @@ int main(int argc, char** argv) {
               (unsigned long long)(after.spare_starts - before.spare_starts), spare_ms, gated_ms,
               after.timing_wait_s - before.timing_wait_s);
   std::printf("  model: at most %d replies awaited at once\n", ep.max_in_flight());
+  const auto prof = eval.profiled();
+  if (profile)
+    std::printf("  profiles: %d evaluations carry one (%d measured, %d reused by fingerprint, the rest could not "
+                "run); profile wall time median %.0f ms\n",
+                prof.asked, prof.ran, prof.cached, median(prof.ms));
   if (after.spare_starts > before.spare_starts) {
     std::printf("  spare start phases (mean ms, as the workers saw them):");
     for (const auto& [phase, s_total] : after.spare_phase_s) {
@@ -328,6 +354,9 @@ int main(int argc, char** argv) {
                      {"rounds", rounds},
                      {"latency_ms", latency_ms},
                      {"cache", cache},
+                     {"profile", profile},
+                     {"profiles", {{"asked", prof.asked}, {"ran", prof.ran}, {"cached", prof.cached},
+                                   {"median_ms", median(prof.ms)}}},
                      {"evaluations", eval.count()},
                      {"wall_s", wall_s},
                      {"window_s", window_s},

@@ -15,8 +15,11 @@
 #        on the GPU machine:     scripts/gpu_suite.sh [BIN_DIR]   (default .device/gpu/bin)
 #   PTXBENCH_SUITE_NCU=0   skip the ncu comparison
 #   PTXBENCH_SUITE_BUSY_ARGS  arguments of the gpu_busy benchmark (default: its own)
+#   PTXBENCH_SUITE_BUSY_PROFILE=1  gpu_busy once more with --profile (feedback "profile":
+#                             every candidate that reaches the performance stage profiled), beside the run without
 #   PTXBENCH_SUITE_EVALD_ARGS arguments of the evald benchmark (default: --n 10 --batch 16 --rounds 2 --width 4)
 #   PTXBENCH_SUITE_{TEST,BENCH,NCU}_LIMIT   seconds allowed per step (90, 60, 40)
+#   PTXBENCH_SUITE_ONLY="gpu_tests gpu_busy ..."  run only the steps named (for a call short of device time)
 #   PTXBENCH_SUITE_PACK=FILE  also packs every log of $OUT into FILE (.tar.gz), for a
 #                             machine that returns few files
 set -u
@@ -53,6 +56,10 @@ mkdir -p "$OUT"
 failed_steps=()
 run() { # name timeout_s command...
   local name=$1 limit=$2; shift 2
+  if [ -n "${PTXBENCH_SUITE_ONLY:-}" ] && [[ " $PTXBENCH_SUITE_ONLY " != *" $name "* ]]; then
+    echo "$name skipped (PTXBENCH_SUITE_ONLY)" >> "$OUT/steps.txt"
+    return 0
+  fi
   local t0=$(date +%s%N)
   timeout --kill-after=5 "$limit" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
@@ -72,6 +79,11 @@ if [ -x "$BIN/ptxbench_bench_gpu_busy" ]; then
   # shellcheck disable=SC2086
   run gpu_busy "${PTXBENCH_SUITE_BUSY_LIMIT:-240}" "$BIN/ptxbench_bench_gpu_busy" --json "$OUT/gpu_busy.json" \
     ${PTXBENCH_SUITE_BUSY_ARGS:-}
+  if [ "${PTXBENCH_SUITE_BUSY_PROFILE:-0}" = 1 ]; then
+    # shellcheck disable=SC2086
+    run gpu_busy_profile "${PTXBENCH_SUITE_BUSY_LIMIT:-240}" "$BIN/ptxbench_bench_gpu_busy" \
+      --json "$OUT/gpu_busy_profile.json" --profile ${PTXBENCH_SUITE_BUSY_ARGS:-}
+  fi
 fi
 if [ -x "$BIN/ptxbench_bench_evald" ]; then
   # evald's cost over in-process evaluation with the GPU stages live, and batches through it.
@@ -136,12 +148,14 @@ if os.path.exists(b):
     for line in open(b):
         if line.startswith(("evaluator", "latency", "  solution", "  adversarial", "throughput", "timing fidelity")) and "suite:" not in line:
             print(line.rstrip())
-g = os.path.join(out, "gpu_busy.log")
-if os.path.exists(g):
-    print("\n== gpu_busy")
-    for line in open(g):
-        if line.startswith(("gpu_busy", "  evaluations", "  verdicts", "  busy window", "  GPU busy", "  NVML", "  main-worker")):
-            print(line.rstrip())
+for name in ("gpu_busy", "gpu_busy_profile"):
+    g = os.path.join(out, name + ".log")
+    if os.path.exists(g):
+        print("\n== " + name)
+        for line in open(g):
+            if line.startswith(("gpu_busy", "  evaluations", "  verdicts", "  busy window", "  GPU busy", "  NVML",
+                                "  main-worker", "  profiles")):
+                print(line.rstrip())
 n = os.path.join(out, "ncu.log")
 if os.path.exists(n):
     import csv, io, statistics
