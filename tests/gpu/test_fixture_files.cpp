@@ -54,6 +54,7 @@ std::vector<std::string> expected_problems(const nlohmann::json& e, const fs::pa
   std::vector<std::string> p;
   if (!e.is_object()) return {"not a JSON object"};
   static const std::set<std::string> known = {"task",  "verdict",       "stages", "headline_contains",
+                                              "headline_contains_any",
                                               "checks", "time_limit_ms", "run_timing", "static_instructions", "why",
                                               "kernel_dir", "hw_check"};
   for (auto it = e.begin(); it != e.end(); ++it)
@@ -92,11 +93,14 @@ std::vector<std::string> expected_problems(const nlohmann::json& e, const fs::pa
         if (!status_ok) p.push_back("stages." + it.key() + ": '" + it.value().dump() + "' is not a stage status");
       }
   }
-  if (e.contains("headline_contains")) {
-    const auto& h = e["headline_contains"];
-    if (!h.is_array() || !std::all_of(h.begin(), h.end(), [](const auto& s) { return s.is_string() && !s.empty(); }))
-      p.push_back("headline_contains: not a list of non-empty strings");
-  }
+  for (const char* key : {"headline_contains", "headline_contains_any"})
+    if (e.contains(key)) {
+      const auto& h = e[key];
+      if (!h.is_array() || !std::all_of(h.begin(), h.end(), [](const auto& s) { return s.is_string() && !s.template get<std::string>().empty(); }))
+        p.push_back(std::string(key) + ": not a list of non-empty strings");
+    }
+  if (e.contains("headline_contains_any") && e["headline_contains_any"].is_array() && e["headline_contains_any"].empty())
+    p.push_back("headline_contains_any: empty (no headline could match)");
   if (e.contains("checks")) {
     static const std::set<std::string> checks = {"context_lost",        "guards_intact", "inputs_unchanged",
                                                  "stable_across_calls", "untouched",     "nans"};
@@ -157,6 +161,11 @@ TEST_CASE("adversarial fixtures: the expected.json check names what is wrong") {
   CHECK(has("stages.correctness"));
   CHECK(has("checks.guards"));
   CHECK(has("why:"));
+  auto any_bad = nlohmann::json::parse(R"({"task":"gemm_bf16_mma_sync","verdict":"instructions","why":"a kernel with two right reasons",
+      "headline_contains_any":[]})");
+  CHECK(expected_problems(any_bad, tasks_dir()).size() == 1);
+  any_bad["headline_contains_any"] = nlohmann::json::array({"when counted", ""});
+  CHECK(expected_problems(any_bad, tasks_dir()).at(0).find("headline_contains_any: not a list") == 0);
 }
 
 TEST_CASE("adversarial fixtures: every folder is built by build.sh and run by the GPU suite") {
