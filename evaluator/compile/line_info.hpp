@@ -39,8 +39,9 @@ struct sass_line_map {
   bool available = false;
   std::string error;  // why there is no map (no nvdisasm, no line table)
   std::map<std::string, std::map<uint64_t, int>> lines;  // function -> offset -> line
-  // Warpgroup MMAs that ptxas left on a neighbour's line, placed on their
-  // wgmma.mma_async lines by compile_with_line_info (line_map.cpp says how).
+  // Instructions that ptxas left on a neighbour's line and were placed on
+  // their own (line_map.cpp says how): warpgroup MMAs on their wgmma.mma_async
+  // lines, an mbarrier wait's in-line first try on its try_wait line.
   int placed_by_order = 0;
   // Per function: an instruction that reads a register a load wrote -> the
   // load's line (sass_dataflow.hpp; filled by compile_with_line_info).

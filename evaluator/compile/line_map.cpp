@@ -89,14 +89,97 @@ bool instruction_offset(std::string_view line, uint64_t& offset) {
   return true;
 }
 
+// ".L_x_6:" -> ".L_x_6"; "" otherwise.
+std::string_view label_of(std::string_view line) {
+  line = trim(line);
+  if (line.size() < 2 || line.back() != ':' || line.substr(0, 2) != ".L") return "";
+  return line.substr(0, line.size() - 1);
+}
+
+// One function's instructions as the listing prints them, for
+// place_barrier_waits.
+struct listed {
+  uint64_t offset;
+  std::string_view text;  // after the offset comment
+};
+
+// "@!P0 BRA `(.L_x_6) ;" -> {"P0", ".L_x_6"}; empty when not a predicated branch.
+std::pair<std::string_view, std::string_view> predicated_branch(std::string_view t) {
+  t = trim(t);
+  if (t.substr(0, 2) != "@!" && t.substr(0, 1) != "@") return {};
+  const size_t space = t.find(' ');
+  if (space == std::string_view::npos) return {};
+  std::string_view pred = t.substr(t[1] == '!' ? 2 : 1, space - (t[1] == '!' ? 2 : 1));
+  std::string_view rest = trim(t.substr(space));
+  if (rest.substr(0, 3) != "BRA") return {};
+  const size_t open = rest.find("(.L"), close = rest.find(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return {};
+  return {pred, rest.substr(open + 1, close - open - 1)};
+}
+
+// ptxas turns an `mbarrier.try_wait` retry loop into a first SYNCS.PHASECHK
+// in line followed by `@!P BRA` to a retry loop at the function's end, and
+// gives the in-line pair no line-table row of its own: they inherit the row of
+// the instruction before them (seen with ptxas 13.0 on every mbarrier
+// solution, a `.loc` before the try_wait notwithstanding), while the retry
+// loop carries the try_wait's line. The in-line pair, where a waiting warp is
+// sampled, takes the retry loop's line. Returns how many were moved.
+int place_barrier_waits(std::map<uint64_t, int>& lines, const std::vector<listed>& code,
+                        const std::map<std::string_view, uint64_t>& labels) {
+  std::map<uint64_t, size_t> index;
+  for (size_t i = 0; i < code.size(); ++i) index[code[i].offset] = i;
+  const auto is_wait = [&](size_t i) { return trim(code[i].text).substr(0, 14) == "SYNCS.PHASECHK"; };
+  int moved = 0;
+  for (size_t b = 0; b < code.size(); ++b) {
+    const auto [pred, target] = predicated_branch(code[b].text);
+    if (target.empty()) continue;
+    const auto at = labels.find(target);
+    if (at == labels.end() || !index.count(at->second) || index.at(at->second) <= b) continue;  // forward only
+    // The in-line PHASECHK that sets this predicate, the nearest before it
+    // (ptxas may schedule up to a few dozen instructions between them).
+    size_t first = b;
+    for (size_t k = b; k-- > 0 && b - k <= 32;) {
+      const std::string_view t = trim(code[k].text);
+      const size_t space = t.find(' ');
+      if (is_wait(k) && space != std::string_view::npos &&
+          trim(t.substr(space)).substr(0, pred.size() + 1) == std::string(pred) + ",") {
+        first = k;
+        break;
+      }
+    }
+    if (first == b) continue;
+    // Its retry: the same PHASECHK a few instructions after the branch's label.
+    const size_t from = index.at(at->second);
+    for (size_t r = from; r < code.size() && r <= from + 6; ++r) {
+      if (!is_wait(r) || trim(code[r].text) != trim(code[first].text) || !lines.count(code[r].offset)) continue;
+      const int line = lines.at(code[r].offset);
+      for (const size_t i : {first, b})
+        if (lines.count(code[i].offset) && lines[code[i].offset] != line) lines[code[i].offset] = line, ++moved;
+      break;
+    }
+  }
+  return moved;
+}
+
 }  // namespace
 
 sass_line_map parse_nvdisasm_line_info(const std::string& text, const std::string& file_name) {
   sass_line_map map;
   std::string function;
   int current = 0;
+  std::vector<listed> code;
+  std::map<std::string_view, uint64_t> labels;
+  std::vector<std::string_view> pending;  // labels before the next instruction
+  const auto finish = [&] {
+    if (!function.empty() && map.lines.count(function))
+      map.placed_by_order += place_barrier_waits(map.lines[function], code, labels);
+    code.clear();
+    labels.clear();
+    pending.clear();
+  };
   for (std::string_view line : ptx_text::split_lines(text)) {
     if (std::string name = text_section(line); !name.empty()) {
+      finish();
       function = std::move(name);
       current = 0;
       continue;
@@ -105,9 +188,19 @@ sass_line_map parse_nvdisasm_line_info(const std::string& text, const std::strin
       current = marker;
       continue;
     }
+    if (const std::string_view label = label_of(line); !label.empty()) {
+      pending.push_back(label);
+      continue;
+    }
     uint64_t offset = 0;
-    if (!function.empty() && current > 0 && instruction_offset(line, offset)) map.lines[function][offset] = current;
+    if (function.empty() || !instruction_offset(line, offset)) continue;
+    for (const std::string_view l : pending) labels[l] = offset;
+    pending.clear();
+    const std::string_view t = trim(line);
+    code.push_back({offset, t.substr(std::min(t.size(), t.find("*/") + 2))});
+    if (current > 0) map.lines[function][offset] = current;
   }
+  finish();
   map.available = !map.lines.empty();
   if (!map.available) map.error = "the disassembly has no line table for " + file_name;
   return map;
@@ -215,7 +308,7 @@ line_mapped_module compile_with_line_info(const std::string& ptx, const std::str
   }
   const sass_listing listing = disassemble(c.cubin);
   if (listing.available) {
-    out.map.placed_by_order = place_warpgroup_mmas(out.map, listing.instructions, ptx);
+    out.map.placed_by_order += place_warpgroup_mmas(out.map, listing.instructions, ptx);
     for (const auto& [function, waits] : awaited_loads(listing.instructions))
       for (const auto& [consumer, producer] : waits)
         if (const int line = out.map.line_of(function, producer); line > 0) out.map.awaited[function][consumer] = line;

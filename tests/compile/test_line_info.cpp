@@ -116,3 +116,42 @@ TEST_CASE("parse_nvdisasm_line_info reads sections and markers of the candidate'
   CHECK(m.size() == 3);
   CHECK_FALSE(parse_nvdisasm_line_info("garbage\n/*zz*/\n//## File \"candidate.ptx\", line\n").available);
 }
+
+TEST_CASE("an mbarrier wait's in-line first try takes the line of its retry loop") {
+  // ptxas 13.0's shape (sm_90a): the try_wait loop becomes an in-line
+  // PHASECHK + branch that inherit the line before them, and a retry loop at
+  // the end that carries the try_wait's line.
+  const std::string text =
+      "\t.section\t.text.k,\"ax\",@progbits\n"
+      "\t//## File \"candidate.ptx\", line 13\n"
+      "        /*00b0*/                   SYNCS.EXCH.64 URZ, [UR6], UR4 ;\n"
+      "        /*00c0*/                   SHF.L.U32 R0, R5, 0x1f, RZ ;\n"
+      ".L_x_4:\n"
+      "        /*00d0*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR6], R0 ;\n"
+      "        /*00d8*/                   SHF.R.U32.HI R8, RZ, 0x4, R8 ;\n"
+      "        /*00e0*/              @!P0 BRA `(.L_x_0) ;\n"
+      ".L_x_1:\n"
+      "\t//## File \"candidate.ptx\", line 30\n"
+      "        /*00f0*/                   STG.E desc[UR8][R2.64], R5 ;\n"
+      "        /*0100*/                   EXIT ;\n"
+      ".L_x_0:\n"
+      "\t//## File \"candidate.ptx\", line 20\n"
+      "        /*0110*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR6], R0 ;\n"
+      "\t//## File \"candidate.ptx\", line 21\n"
+      "        /*0120*/              @!P0 BRA `(.L_x_0) ;\n"
+      "        /*0130*/                   BRA `(.L_x_1) ;\n";
+  const sass_line_map m = parse_nvdisasm_line_info(text);
+  REQUIRE(m.available);
+  CHECK(m.line_of("k", 0xd0) == 20);  // was 13, the mbarrier.init's
+  CHECK(m.line_of("k", 0xe0) == 20);
+  CHECK(m.line_of("k", 0xd8) == 13);  // what lies between keeps its line
+  CHECK(m.line_of("k", 0xc0) == 13);
+  CHECK(m.line_of("k", 0x110) == 20);
+  CHECK(m.line_of("k", 0x120) == 21);
+  CHECK(m.placed_by_order == 2);
+  // A branch to a label that is no wait, or another predicate, moves nothing.
+  std::string other = text;
+  other.replace(other.find("@!P0 BRA `(.L_x_0)"), 18, "@!P1 BRA `(.L_x_0)");
+  CHECK(parse_nvdisasm_line_info(other).line_of("k", 0xd0) == 13);
+  CHECK(parse_nvdisasm_line_info("\t.section\t.text.k,\"ax\",@progbits\n.L_x_0:\n@!P0 BRA `(.L_x_0) ;\n").line_of("k", 0) == 0);
+}
