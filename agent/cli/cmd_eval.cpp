@@ -79,6 +79,12 @@ int cmd_eval(const option_values& values) {
     std::printf("profile%s\n", result.profile ? (" (" + std::to_string(int(result.profile->time_ms)) + " ms):\n" +
                                                    format_profile(*result.profile, 5)).c_str()
                                                : ": none (the candidate did not reach the performance stage)");
+  if (!values.flag("json") && req.profile && result.profile && !result.profile->phase_ms.empty()) {
+    std::string phases;
+    for (const auto& [phase, ms] : result.profile->phase_ms)
+      phases += (phases.empty() ? "" : ", ") + phase + " " + std::to_string(int(ms + 0.5));
+    std::printf("profile phases (ms): %s\n", phases.c_str());
+  }
   bool any_failed = std::any_of(result.stages.begin(), result.stages.end(),
                                 [](const auto& kv) { return kv.second.status == stage_status::failed; });
   return any_failed ? exit_code::failures : exit_code::ok;

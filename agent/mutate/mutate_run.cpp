@@ -286,6 +286,15 @@ std::optional<mutant_record::localisation> localise(const mutation_operator& op,
   const std::string expected = std::string(",") + (op.stalls ? op.stalls : "") + ",";
   l.stall_matches = !top.stall.empty() && expected.find("," + top.stall + ",") != std::string::npos;
   l.profile_ms = r.profile->time_ms;
+  l.region_first = *std::min_element(region.begin(), region.end());
+  l.region_last = *std::max_element(region.begin(), region.end());
+  for (size_t i = 1; i < r.profile->lines.size() && i < 4; ++i) {
+    const profile_line& p = r.profile->lines[i];
+    char b[96];
+    std::snprintf(b, sizeof b, "%s%d %s %.0f%%%s", l.next_lines.empty() ? "" : "; ", p.line, p.stall.c_str(),
+                  100 * p.share, in_region(region, p.line) ? " (in region)" : "");
+    l.next_lines += b;
+  }
   return l;
 }
 
@@ -309,6 +318,11 @@ std::string format_localisation_table(const mutate_summary& s) {
                   l.top_line, 100 * l.top_share, l.in_region ? "yes" : "no", l.stall.c_str(),
                   l.stall_matches ? "yes" : "no", l.profile_ms);
     rows += line;
+    if (!l.in_region) {
+      std::snprintf(line, sizeof line, "%-32s   mutated lines %d-%d; next hottest: %s\n", "", l.region_first,
+                    l.region_last, l.next_lines.empty() ? "none" : l.next_lines.c_str());
+      rows += line;
+    }
     for (tally* t : {&by_op[m.op], &all}) {
       ++t->n;
       t->in_region += l.in_region;

@@ -82,6 +82,8 @@ struct mutant_record {
     bool in_region = false;
     bool stall_matches = false;
     double profile_ms = 0;
+    int region_first = 0, region_last = 0;  // the mutated lines' span (1-based)
+    std::string next_lines;                 // the next hottest lines, for a miss ("412 barrier 21%; ...")
   };
   std::optional<localisation> located;
   std::string profile_note;  // why there is no localisation where one was asked for

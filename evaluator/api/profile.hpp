@@ -9,6 +9,7 @@
 // (`*_error`) and has no figures: nothing here is ever made up.
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,12 @@ struct profile_report {
   std::string lines_error;           // why there are no lines
   profile_roofline roofline;
   double time_ms = 0;                // wall time of the profile, all parts
+  // Where the time went, in ms: "line_info_compile" (the copy with .loc lines,
+  // overlapping the counters), "counters" and "sampling" (each part's wall
+  // time on its spare, waits for the GPU included), and the worker's own
+  // phases ("worker_counters", "worker_sampling_setup", "worker_sampling_work",
+  // "worker_sampling_collect").
+  std::map<std::string, double> phase_ms;
 };
 
 // The roofline in words, for feedback and the viewer alike: "arithmetic
@@ -96,6 +103,6 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(profile_roofline, flops, bytes, 
                                                 peak_tflops, achieved_gbps, dram_gbps, peak_gbps, bound)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(profile_report, ran, size, fingerprint, cached, kernels,
                                                 kernels_error, lines, samples, unmapped_share, lines_error, roofline,
-                                                time_ms)
+                                                time_ms, phase_ms)
 
 }  // namespace ptxbench

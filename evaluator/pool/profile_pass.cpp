@@ -1,6 +1,7 @@
 #include "evaluator/pool/profile_pass.hpp"
 
 #include <chrono>
+#include <future>
 #include <cstdio>
 
 #include "evaluator/compile/line_info.hpp"
@@ -74,20 +75,35 @@ profile_report run_profile_pass(gpu_slot& slot, protocol::worker_job main_job, c
       break;
     }
   report.size = performance.size;
-  const line_mapped_module lm = compile_with_line_info(ptx, t.arch);
-  if (!lm.compiled.ok) {
-    report.kernels_error = report.lines_error = "not profiled: " + lm.problem;
-    return report;
-  }
-  if (!lm.problem.empty()) report.lines_error = lm.problem;
-  main_job.cubin = lm.compiled.cubin;
   main_job.count_size = timed;
   main_job.count_seed = main_job.timing_seed;
+  using ms = std::chrono::duration<double, std::milli>;
+  // The counters need no line information: they run on the module as judged
+  // while the copy with .loc lines compiles here, off their path.
+  auto line_info = std::async(std::launch::async, [&] {
+    const auto c0 = std::chrono::steady_clock::now();
+    line_mapped_module lm = compile_with_line_info(ptx, t.arch);
+    return std::make_pair(std::move(lm), ms(std::chrono::steady_clock::now() - c0).count());
+  });
+  auto p0 = std::chrono::steady_clock::now();
   const protocol::profile_raw counters = run_part(slot, main_job, "counters", job_ids);
+  report.phase_ms["counters"] = ms(std::chrono::steady_clock::now() - p0).count();
+  for (const auto& [phase, v] : counters.phase_ms) report.phase_ms["worker_" + phase] = v;
   summarise_counters(counters, report);
-  const protocol::profile_raw sampling = run_part(slot, main_job, "sampling", job_ids);
-  if (lm.problem.empty()) summarise_samples(sampling, lm.map, ptx, 20, report);
-  else if (!sampling.ran) report.lines_error += "; " + sampling.error;
+  auto [lm, compile_ms] = line_info.get();
+  report.phase_ms["line_info_compile"] = compile_ms;
+  if (!lm.compiled.ok) {
+    report.lines_error = "not profiled: " + lm.problem;
+  } else {
+    if (!lm.problem.empty()) report.lines_error = lm.problem;
+    main_job.cubin = lm.compiled.cubin;
+    p0 = std::chrono::steady_clock::now();
+    const protocol::profile_raw sampling = run_part(slot, main_job, "sampling", job_ids);
+    report.phase_ms["sampling"] = ms(std::chrono::steady_clock::now() - p0).count();
+    for (const auto& [phase, v] : sampling.phase_ms) report.phase_ms["worker_" + phase] = v;
+    if (lm.problem.empty()) summarise_samples(sampling, lm.map, ptx, 20, report);
+    else if (!sampling.ran) report.lines_error += "; " + sampling.error;
+  }
   double dram_bytes = 0;
   for (const profile_kernel& k : report.kernels)
     if (!k.baseline && k.dram_bytes > 0) dram_bytes += k.dram_bytes;

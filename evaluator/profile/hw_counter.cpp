@@ -108,7 +108,9 @@ std::vector<uint8_t> counter_data_image(CUpti_RangeProfiler_Object* profiler, st
   size.pMetricNames = metrics.data();
   size.numMetrics = metrics.size();
   size.maxNumOfRanges = ranges;
-  size.maxNumRangeTreeNodes = uint32_t(ranges);
+  // The range tree holds a root besides the ranges; room for twice as many
+  // nodes costs a few KiB and never under-sizes it.
+  size.maxNumRangeTreeNodes = uint32_t(2 * ranges + 1);
   check(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
   std::vector<uint8_t> image(size.counterDataSize);
   CUpti_RangeProfiler_CounterDataImage_Initialize_Params init{
@@ -160,12 +162,12 @@ hw_count_result count_hardware(CUcontext context, const std::vector<std::string>
     if (needed > max_passes)
       throw hw_failure("the metrics need " + std::to_string(needed) + " counter passes (at most " +
                            std::to_string(max_passes) + ")", true);
-    // CUPTI keeps the name's pointer, not a copy, and reads it again when it
-    // decodes: a name freed before DecodeData crashed it (SIGSEGV in
-    // NVPW_CUDA_Profiler_DecodeCounters on an H100 with the profile's
-    // "launch 0 (kernel)" names, heap-allocated; short names lived on in freed
-    // stack memory by luck). Every name lives here until the profiler is disabled
-    // (declared before it, so it goes after).
+    // CUPTI may keep the name's pointer, not a copy, and read it again when it
+    // decodes, so every name pushed lives here until the profiler is disabled
+    // (declared before it, so it goes after). The worker's counters part
+    // crashed in NVPW_CUDA_Profiler_DecodeCounters (docs/decisions.md, "range
+    // profiler"); the probe's hw_two_ranges and hw_launch_and_library
+    // scenarios reproduce its shape.
     std::deque<std::string> names_pushed;
     range_profiler profiler(context);
     std::vector<uint8_t> data = counter_data_image(profiler.get(), names, max_ranges);
@@ -192,7 +194,11 @@ hw_count_result count_hardware(CUcontext context, const std::vector<std::string>
     marks.push = [&](const std::string& name) {
       if (++pushed > max_ranges) throw hw_failure("more than " + std::to_string(max_ranges) + " ranges in a pass", false);
       if (result.passes == 0) first_pass_names.push_back(name);
-      names_pushed.push_back(name);
+      // CUPTI is given a short name ("r0", "r1", ...; the caller's names are
+      // kept here, by position): the counter data image holds range names in a
+      // space of its own choosing, and the worker's names ("launch 0 (<kernel
+      // name>)") can be long.
+      names_pushed.push_back("r" + std::to_string(pushed - 1));
       CUpti_RangeProfiler_PushRange_Params p{CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
       p.pRangeProfilerObject = profiler.get();
       p.pRangeName = names_pushed.back().c_str();

@@ -18,15 +18,18 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "evaluator/baselines/baselines.hpp"
 #include "evaluator/profile/hw_counter.hpp"
 #include "evaluator/profile/pc_sampling.hpp"
 #include "evaluator/profile/sass_counter.hpp"
 #include "evaluator/protocol/profile_protocol.hpp"
 #include "tests/baselines/gpu_support.hpp"
 #include "tests/baselines/loop_kernel.hpp"
+#include "tests/baselines/reference.hpp"
 
 using namespace ptxbench;
 using namespace ptxbench::gpu_test;
@@ -77,6 +80,47 @@ bool step_hw(kernel_run& run, const std::vector<std::string>& metrics, const std
   return r.ok;
 }
 
+const std::vector<std::string>& metrics() { return protocol::profile_counter_metrics(); }
+
+// Two ranges in a pass, as the worker's counters part pushes them: the
+// candidate's launch ("launch 0 (<kernel>)") and then the library's GEMM at
+// 4096^3 (cuBLASLt, "baseline: <name>"), or the loop kernel again when
+// `library` is false.
+bool step_hw_two_ranges(kernel_run& run, const std::string& label, bool library) {
+  constexpr int64_t n = 4096;
+  device_memory a(size_t(n * n) * 2), b(size_t(n * n) * 2), c(size_t(n * n) * 2);
+  a.fill_bytes(0);
+  b.fill_bytes(0);
+  std::unique_ptr<baseline> base;
+  if (library) {
+    base = make_baseline(gemm_task(dtype::bf16), sizes({{"M", n}, {"N", n}, {"K", n}}),
+                         baseline_buffers{{{"A", a.ptr()}, {"B", b.ptr()}, {"C", c.ptr()}}}, the_gpu().stream);
+    if (!base->available()) {
+      std::printf("STEP %s no baseline: %s\n", label.c_str(), base->why_not().c_str());
+      return false;
+    }
+  }
+  auto pass = [&](const hw_range_marks& marks) {
+    marks.push("launch 0 (a kernel name long enough to live on the heap, as the worker's are)");
+    run.launch();
+    marks.pop();
+    marks.push(library ? "baseline: " + base->name() : std::string("launch 1 (the loop kernel again)"));
+    if (library) base->run(the_gpu().stream);
+    else run.launch();
+    check(cuStreamSynchronize(the_gpu().stream), "sync");
+    marks.pop();
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  hw_count_result r = count_hardware(the_gpu().context, metrics(), 2, 16, pass);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("STEP %s hw ok=%d passes=%d ranges=%zu wall_ms=%.1f%s%s\n", label.c_str(), int(r.ok), r.passes,
+              r.values.size(), ms, r.ok ? "" : " error=", r.error.c_str());
+  for (size_t i = 0; i < r.values.size(); ++i)
+    std::printf("STEP %s hw %s %s=%g\n", label.c_str(), r.range_names[i].c_str(), r.metrics[0].c_str(), r.values[i][0]);
+  std::fflush(stdout);
+  return r.ok && r.values.size() == 2;
+}
+
 bool step_pc(kernel_run& run, const std::string& label, pc_sampling_mode mode = pc_sampling_mode::serialized) {
   const auto t0 = std::chrono::steady_clock::now();
   pc_sampling_result r = sample_pcs(
@@ -115,7 +159,6 @@ bool step_sass(kernel_run& run, const std::string& label) {
 
 using scenario = std::function<bool(kernel_run&)>;
 
-const std::vector<std::string>& metrics() { return protocol::profile_counter_metrics(); }
 
 std::vector<std::pair<std::string, scenario>> scenarios() {
   std::vector<std::pair<std::string, scenario>> s;
@@ -137,6 +180,18 @@ std::vector<std::pair<std::string, scenario>> scenarios() {
                  r.load();
                  return step_hw(r, metrics(), "hw_long_range_name", false,
                                 "launch 0 (a kernel name long enough to live on the heap, as the worker's are)");
+               }});
+  s.push_back({"hw_two_ranges", [](kernel_run& r) {
+                 r.load();
+                 return step_hw_two_ranges(r, "hw_two_ranges", false);
+               }});
+  s.push_back({"hw_launch_and_library", [](kernel_run& r) {
+                 r.load();
+                 return step_hw_two_ranges(r, "hw_launch_and_library", true);
+               }});
+  s.push_back({"pc_then_hw", [](kernel_run& r) {
+                 const bool a = step_pc(r, "pc_then_hw");
+                 return step_hw(r, metrics(), "pc_then_hw") && a;
                }});
   s.push_back({"pc_continuous", [](kernel_run& r) { return step_pc(r, "pc_continuous", pc_sampling_mode::continuous); }});
   s.push_back({"pc_alone", [](kernel_run& r) { return step_pc(r, "pc_alone"); }});

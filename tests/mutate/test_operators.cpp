@@ -252,6 +252,17 @@ TEST_CASE("a profile is localised when its hottest line is in the mutated region
   CHECK(table.find("stall matches 0/1") != std::string::npos);
   CHECK(table.find("did not reach the performance stage") != std::string::npos);
   CHECK(mutate::format_localisation_table(mutate::mutate_summary{}).empty());
+
+  // A miss names the mutated span and the next hottest lines, so it can be read.
+  mutate::mutate_summary miss;
+  rec.located = mutate::localise(backoff, {200, 204}, r, why);
+  REQUIRE(rec.located);
+  CHECK(rec.located->region_first == 200);
+  CHECK(rec.located->region_last == 204);
+  CHECK(rec.located->next_lines == "12 gmma 20%");
+  miss.mutants.push_back(rec);
+  const std::string missed = mutate::format_localisation_table(miss);
+  CHECK(missed.find("mutated lines 200-204; next hottest: 12 gmma 20%") != std::string::npos);
 }
 
 }  // namespace ptxbench
