@@ -210,7 +210,11 @@ protocol::worker_result run_job(worker_state& w, reference_cache& refs, const pr
   evaluation_result& r = res.partial;
   if (!job.profile_part.empty()) {
     res.profile = run_profile_job(w, refs, job);
-    res.recycle = true;  // CUPTI's profilers are set up once per process
+    // CUPTI's profilers are set up once per process: the sampling part ends
+    // it; the counters part leaves it for the sampling part to follow (the
+    // range profiler, once disabled, lets PC sampling start: the probe's
+    // hw_then_pc scenario).
+    res.recycle = job.profile_part != "counters";
     return res;
   }
   if (job.count_only && job.hw_check) {

@@ -322,6 +322,25 @@ job_outcome gpu_slot::count(const protocol::worker_job& job, std::string& start_
   start_error.clear();
   auto w = take_spare(start_error);
   if (!w) return {};
+  return run_counted(*w, job);
+}
+
+std::vector<job_outcome> gpu_slot::count_series(const std::function<std::optional<protocol::worker_job>(size_t)>& next,
+                                                std::string& start_error) {
+  start_error.clear();
+  std::vector<job_outcome> out;
+  std::unique_ptr<worker_process> w;
+  for (size_t i = 0;; ++i) {
+    std::optional<protocol::worker_job> job = next(i);
+    if (!job) break;
+    if (!w && !(w = take_spare(start_error))) break;
+    out.push_back(run_counted(*w, *job));
+    if (out.back().end != job_end::result) break;
+  }
+  return out;
+}
+
+job_outcome gpu_slot::run_counted(worker_process& w, const protocol::worker_job& job) {
   // The pass holds the GPU (shared) only for its parts that use it: the
   // worker asks before each and says when one is over (its CUPTI set-up in
   // between runs while another job may time). Busy time counts the held parts.
@@ -337,7 +356,7 @@ job_outcome gpu_slot::count(const protocol::worker_job& job, std::string& start_
     m_gate.unlock_shared();
   };
   try {
-    out = w->run(
+    out = w.run(
         job,
         [&] {
           if (held) return;

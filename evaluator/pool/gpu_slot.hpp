@@ -25,8 +25,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -77,6 +79,12 @@ class gpu_slot {
   // Runs a counting job on a spare worker (which exits afterwards); several
   // may run at once. `start_error` says why no worker could be had. Thread-safe.
   job_outcome count(const protocol::worker_job& job, std::string& start_error);
+  // Runs jobs one after another on one spare: `next(i)` gives the i-th (it may
+  // wait for what the job needs; nullopt ends the series), asked for once the
+  // one before ended with a result. The profiling pass's two parts share a
+  // worker this way (one start instead of two). The outcomes, in order.
+  std::vector<job_outcome> count_series(const std::function<std::optional<protocol::worker_job>(size_t)>& next,
+                                        std::string& start_error);
   // Ends main worker `main` (once no job runs on it), so the next job there
   // runs on a fresh one (the retry after an evaluator error).
   void replace_worker(int main = 0);
@@ -102,6 +110,7 @@ class gpu_slot {
   void keep_spares();
   std::unique_ptr<worker_process> new_spare() const;
   std::unique_ptr<worker_process> take_spare(std::string& error);
+  job_outcome run_counted(worker_process& w, const protocol::worker_job& job);
   // Starts `w`, taking the gate (shared) only for the part that uses the GPU.
   worker_start start_gated(worker_process& w, bool spare);
   void enter_busy();

@@ -156,6 +156,25 @@ int main(int argc, char** argv) {
       send(protocol::to_json(r));
       return 0;
     }
+    if (!job.profile_part.empty()) {
+      // A profiling part: logs "<part> <pid>" to the mode's file and answers
+      // figures; "profiled_empty" finds no samples in a process that ran the
+      // counters first (as CUPTI could), and some in a fresh one.
+      static bool counted_here = false;
+      std::ofstream(arg, std::ios::app) << job.profile_part << " " << ::getpid() << "\n";
+      protocol::worker_result r;
+      r.id = job.id;
+      r.profile.part = job.profile_part;
+      r.profile.ran = true;
+      r.profile.phase_ms[job.profile_part] = 1;
+      if (job.profile_part == "sampling")
+        r.profile.total_samples = mode == "profiled_empty" && counted_here ? 0 : 10;
+      counted_here = counted_here || job.profile_part == "counters";
+      r.recycle = job.profile_part != "counters";
+      send(protocol::to_json(r));
+      if (r.recycle) return 0;
+      continue;
+    }
     if (mode == "lost") {
       send(protocol::to_json(protocol::worker_progress{"inputs and references for seed at size " + size, 60000, -1, size}));
       ::raise(SIGSEGV);
@@ -186,6 +205,15 @@ int main(int argc, char** argv) {
         stage_status::passed, "pid " + std::to_string(::getpid()) + " job " + std::to_string(job.id) + on, 1.0};
     if (mode == "sleep") std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(arg.c_str())));
     r.partial.stages[stage::performance] = {stage_status::not_run, "timing not requested", 0.0};
+    if (mode == "profiled" || mode == "profiled_empty") {
+      performance_report p;
+      p.size = size;
+      p.candidate_ms = 2;
+      p.baseline_ms = 1;
+      p.speedup = 0.5;
+      r.partial.performance = p;
+      r.partial.stages[stage::performance] = {stage_status::failed, "speedup 0.50 below the threshold", 0.5};
+    }
     if (mode == "error")
       r.partial.stages[stage::performance] = {stage_status::error, "baseline failed: fake library status 7", 0.0};
     if (mode == "timed") {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 #include <tuple>
 #include <unistd.h>
@@ -356,3 +357,48 @@ TEST_CASE("spares make their contexts with one connection - main workers keep th
   CHECK(count(from_env, "spare", "4") >= 2);
   CHECK(count(from_env, "main", "8") == 1);
 }
+
+namespace {
+
+// Both profiling parts of a candidate that reached the performance stage, on
+// fake workers: the pids that ran them, in order, and the profile.
+std::pair<std::vector<std::pair<std::string, long>>, std::optional<profile_report>> profile_parts(const std::string& mode) {
+  const fs::path log = temp_log("profile-parts");
+  local_evaluator_options o;
+  o.worker_path = PTXBENCH_FAKE_WORKER;
+  o.spare_workers = 1;
+  auto ev = make_local_evaluator(o);
+  evaluation_request req = counted_request(mode + ":" + log.string());
+  req.profile = true;
+  const evaluation_result r = ev->evaluate(req);
+  std::vector<std::pair<std::string, long>> parts;
+  std::ifstream in(log);
+  std::string part;
+  long pid = 0;
+  while (in >> part >> pid) parts.emplace_back(part, pid);
+  fs::remove(log);
+  return {parts, r.profile};
+}
+
+}  // namespace
+
+TEST_CASE("a profile's counters and sampling share one spare - a fresh one only when sampling found nothing") {
+  auto [parts, profile] = profile_parts("profiled");
+  REQUIRE(parts.size() == 2);
+  CHECK(parts[0].first == "counters");
+  CHECK(parts[1].first == "sampling");
+  CHECK(parts[0].second == parts[1].second);
+  REQUIRE(profile);
+  for (const char* phase : {"counters", "sampling", "line_info_compile", "worker_counters", "worker_sampling"})
+    CHECK_MESSAGE(profile->phase_ms.count(phase) == 1, phase);
+  CHECK(profile->phase_ms.count("sampling_fresh_spare") == 0);
+
+  auto [again, retried] = profile_parts("profiled_empty");
+  REQUIRE(again.size() == 3);
+  CHECK(again[0].second == again[1].second);
+  CHECK(again[2].first == "sampling");
+  CHECK(again[2].second != again[1].second);
+  REQUIRE(retried);
+  CHECK(retried->phase_ms.count("sampling_fresh_spare") == 1);
+}
+
