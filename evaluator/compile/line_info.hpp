@@ -5,6 +5,7 @@
 // a profiler's per-PC samples land on the model's lines. No GPU needed.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,10 +47,14 @@ struct sass_line_map {
   // Per function: an instruction that reads a register a load wrote -> the
   // load's line (sass_dataflow.hpp; filled by compile_with_line_info).
   std::map<std::string, std::map<uint64_t, int>> awaited;
+  // Per function: the instructions among `awaited` whose load is a local-memory
+  // one (LDL: registers ptxas spilled, or a .local array).
+  std::map<std::string, std::set<uint64_t>> awaits_local;
   // The line of the instruction at `offset` of `function`; 0 when unknown.
   int line_of(const std::string& function, uint64_t offset) const;
   // The line of the load the instruction at `offset` waits on; 0 when none.
   int awaited_line_of(const std::string& function, uint64_t offset) const;
+  bool awaits_local_load(const std::string& function, uint64_t offset) const;
   size_t size() const;
 };
 

@@ -27,6 +27,11 @@ int sass_line_map::awaited_line_of(const std::string& function, uint64_t offset)
   return at == f->second.end() ? 0 : at->second;
 }
 
+bool sass_line_map::awaits_local_load(const std::string& function, uint64_t offset) const {
+  const auto f = awaits_local.find(function);
+  return f != awaits_local.end() && f->second.count(offset) > 0;
+}
+
 size_t sass_line_map::size() const {
   size_t n = 0;
   for (const auto& [name, offsets] : lines) n += offsets.size();
@@ -309,9 +314,15 @@ line_mapped_module compile_with_line_info(const std::string& ptx, const std::str
   const sass_listing listing = disassemble(c.cubin);
   if (listing.available) {
     out.map.placed_by_order += place_warpgroup_mmas(out.map, listing.instructions, ptx);
+    std::map<std::string, std::set<uint64_t>> local_loads;
+    for (const auto& inst : listing.instructions)
+      if (inst.opcode == "LDL") local_loads[inst.function].insert(inst.offset);
     for (const auto& [function, waits] : awaited_loads(listing.instructions))
       for (const auto& [consumer, producer] : waits)
-        if (const int line = out.map.line_of(function, producer); line > 0) out.map.awaited[function][consumer] = line;
+        if (const int line = out.map.line_of(function, producer); line > 0) {
+          out.map.awaited[function][consumer] = line;
+          if (local_loads[function].count(producer)) out.map.awaits_local[function].insert(consumer);
+        }
   }
   return out;
 }

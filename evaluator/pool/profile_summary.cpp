@@ -130,6 +130,7 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
     return;
   }
   std::map<int, std::map<std::string, uint64_t>> by_line;
+  std::map<int, uint64_t> local_waits;  // line -> scoreboard samples waiting on a local-memory load
   uint64_t total = 0, unmapped = 0;
   for (const auto& pc : sampling.pcs) {
     if (map.lines.count(pc.function) == 0) continue;  // not a kernel of the candidate's module
@@ -146,6 +147,8 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
         continue;
       }
       by_line[at][stall] += n;
+      if (at == awaited && stall == "long_scoreboard" && map.awaits_local_load(pc.function, pc.pc_offset))
+        local_waits[at] += n;
     }
   }
   out.samples = total;
@@ -172,6 +175,10 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
     // CUPTI 13.0); at such a line the words name what it waits for.
     if (l.stall == "barrier" && l.text.rfind("wgmma.wait_group", 0) == 0)
       l.stall_words = "waiting for its wgmma groups to complete (wgmma.wait_group; sampled as a barrier stall)";
+    // Waits on local memory are spills (or a .local array): say so, the fix
+    // differs from that of a slow global load.
+    if (l.stall == "long_scoreboard" && local_waits.count(line) && 2 * local_waits.at(line) >= stalls.at(l.stall))
+      l.stall_words = "waiting on a local-memory load (registers spilled by ptxas, or a .local array)";
     out.lines.push_back(std::move(l));
   }
   std::stable_sort(out.lines.begin(), out.lines.end(),

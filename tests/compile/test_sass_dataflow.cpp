@@ -91,3 +91,55 @@ TEST_CASE("in a real mma.sync solution the tensor-core instructions wait on ldma
   INFO(from_ldmatrix << " of " << hmma << " HMMA wait on an ldmatrix line");
   CHECK(from_ldmatrix * 2 >= hmma);
 }
+
+TEST_CASE("a wait on a local-memory load is marked as one - a wait on a global load is not") {
+  if (nvdisasm_path().empty()) {
+    MESSAGE("skipped: nvdisasm not found");
+    return;
+  }
+  // Line 22 loads a .local slot at an index read from memory (it stays
+  // an LDL); lines 12, 13 and 23 load global words.
+  const std::string ptx =
+      ".version 8.0\n"
+      ".target sm_90a\n"
+      ".address_size 64\n"
+      ".visible .entry k(.param .u64 p)\n"
+      "{\n"
+      "  .local .align 4 .b8 slot[1024];\n"
+      "  .reg .b32 %r<8>;\n"
+      "  .reg .b64 %rd<8>;\n"
+      "  .reg .f32 %f<4>;\n"
+      "  ld.param.u64 %rd1, [p];\n"
+      "  cvta.to.global.u64 %rd2, %rd1;\n"
+      "  ld.global.u32 %r1, [%rd2+4];\n"
+      "  ld.global.u32 %r2, [%rd2+8];\n"
+      "  and.b32 %r3, %r1, 255;\n"
+      "  and.b32 %r4, %r2, 255;\n"
+      "  mov.u64 %rd4, slot;\n"
+      "  mul.wide.u32 %rd3, %r3, 4;\n"
+      "  add.u64 %rd5, %rd4, %rd3;\n"
+      "  mul.wide.u32 %rd6, %r4, 4;\n"
+      "  add.u64 %rd7, %rd4, %rd6;\n"
+      "  st.local.f32 [%rd5], 0f3F800000;\n"
+      "  ld.local.f32 %f1, [%rd7];\n"
+      "  ld.global.f32 %f2, [%rd2];\n"
+      "  add.f32 %f3, %f1, %f2;\n"
+      "  st.global.f32 [%rd2], %f3;\n"
+      "  ret;\n"
+      "}\n";
+  const line_mapped_module lm = compile_with_line_info(ptx, "sm_90a");
+  REQUIRE_MESSAGE(lm.problem.empty(), lm.problem);
+  const sass_listing listing = disassemble(lm.compiled.cubin);
+  REQUIRE(listing.available);
+  bool local_wait = false, global_wait = false;
+  for (const sass_instruction& inst : listing.instructions) {
+    const int line = lm.map.awaited_line_of(inst.function, inst.offset);
+    if (line == 22) local_wait = local_wait || lm.map.awaits_local_load(inst.function, inst.offset);
+    if (line == 12 || line == 13 || line == 23) {  // the global loads (of the indices, of the word)
+      global_wait = true;
+      CHECK_FALSE(lm.map.awaits_local_load(inst.function, inst.offset));
+    }
+  }
+  CHECK(local_wait);
+  CHECK(global_wait);
+}

@@ -75,6 +75,15 @@ TEST_CASE("scoreboard stalls go to the line of the load the warps wait on - othe
   CHECK(p.lines[1].line == 2);  // 0x20 waits on nothing known: its own line
   CHECK(p.lines[2].line == 3);  // the barrier stall stays where it was sampled
   CHECK(p.lines[2].stall == "barrier");
+  CHECK(p.lines[0].stall_words == "waiting on a global/local memory load (L1TEX)");
+
+  // The same waits on a local-memory load (LDL) are named as such.
+  map.awaits_local["k"] = {0x10};
+  profile_report q;
+  summarise_samples(s, map, "  ld.local.f32 %f1, [%rd9];\n  bar.sync 0;\n  fma.rn.f32 %f2, %f1, %f3, %f2;\n", 20, q);
+  REQUIRE(q.lines.size() == 3);
+  CHECK(q.lines[0].stall_words == "waiting on a local-memory load (registers spilled by ptxas, or a .local array)");
+  CHECK(q.lines[1].stall_words == "waiting on a global/local memory load (L1TEX)");  // 0x20 awaits nothing known
 }
 
 TEST_CASE("a profile part that did not run leaves its reason and no figures") {
