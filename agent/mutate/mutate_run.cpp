@@ -286,6 +286,8 @@ std::optional<mutant_record::localisation> localise(const mutation_operator& op,
   const std::string expected = std::string(",") + (op.stalls ? op.stalls : "") + ",";
   l.stall_matches = !top.stall.empty() && expected.find("," + top.stall + ",") != std::string::npos;
   l.profile_ms = r.profile->time_ms;
+  for (size_t i = 0; i < r.profile->lines.size() && i < 5; ++i)
+    l.in_top5 = l.in_top5 || in_region(region, r.profile->lines[i].line);
   l.region_first = *std::min_element(region.begin(), region.end());
   l.region_last = *std::max_element(region.begin(), region.end());
   for (size_t i = 1; i < r.profile->lines.size() && i < 4; ++i) {
@@ -300,7 +302,7 @@ std::optional<mutant_record::localisation> localise(const mutation_operator& op,
 
 std::string format_localisation_table(const mutate_summary& s) {
   struct tally {
-    int n = 0, in_region = 0, stall = 0;
+    int n = 0, in_region = 0, stall = 0, top5 = 0;
   };
   std::map<std::string, tally> by_op;
   tally all;
@@ -327,6 +329,7 @@ std::string format_localisation_table(const mutate_summary& s) {
       ++t->n;
       t->in_region += l.in_region;
       t->stall += l.stall_matches;
+      t->top5 += l.in_top5;
     }
   }
   if (rows.empty()) return "";
@@ -335,12 +338,14 @@ std::string format_localisation_table(const mutate_summary& s) {
                 "region", "stall", "match", "prof ms");
   out += line + rows;
   for (const auto& [op, t] : by_op) {
-    std::snprintf(line, sizeof line, "%-24s localised %d/%d, stall matches %d/%d\n", op.c_str(), t.in_region, t.n,
-                  t.stall, t.n);
+    std::snprintf(line, sizeof line, "%-24s localised %d/%d, stall matches %d/%d, in the top five lines %d/%d\n",
+                  op.c_str(), t.in_region, t.n, t.stall, t.n, t.top5, t.n);
     out += line;
   }
-  std::snprintf(line, sizeof line, "all: localised %d/%d (%.0f%%), stall matches %d/%d (%.0f%%)\n", all.in_region, all.n,
-                all.n ? 100.0 * all.in_region / all.n : 0.0, all.stall, all.n, all.n ? 100.0 * all.stall / all.n : 0.0);
+  std::snprintf(line, sizeof line,
+                "all: localised %d/%d (%.0f%%), stall matches %d/%d (%.0f%%), in the top five lines %d/%d (%.0f%%)\n",
+                all.in_region, all.n, all.n ? 100.0 * all.in_region / all.n : 0.0, all.stall, all.n,
+                all.n ? 100.0 * all.stall / all.n : 0.0, all.top5, all.n, all.n ? 100.0 * all.top5 / all.n : 0.0);
   return out + line;
 }
 

@@ -82,6 +82,7 @@ struct mutant_record {
     bool in_region = false;
     bool stall_matches = false;
     double profile_ms = 0;
+    bool in_top5 = false;  // one of the five lines the feedback shows is in the region
     int region_first = 0, region_last = 0;  // the mutated lines' span (1-based)
     std::string next_lines;                 // the next hottest lines, for a miss ("412 barrier 21%; ...")
   };

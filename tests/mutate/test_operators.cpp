@@ -263,6 +263,11 @@ TEST_CASE("a profile is localised when its hottest line is in the mutated region
   miss.mutants.push_back(rec);
   const std::string missed = mutate::format_localisation_table(miss);
   CHECK(missed.find("mutated lines 200-204; next hottest: 12 gmma 20%") != std::string::npos);
+  CHECK_FALSE(rec.located->in_top5);
+  CHECK(missed.find("in the top five lines 0/1") != std::string::npos);
+  // The second hottest line in the region: a miss of the top line, inside the five the feedback shows.
+  CHECK(mutate::localise(backoff, {12}, r, why)->in_top5);
+  CHECK_FALSE(mutate::localise(backoff, {12}, r, why)->in_region);
 }
 
 }  // namespace ptxbench
