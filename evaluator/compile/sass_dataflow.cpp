@@ -127,6 +127,11 @@ std::map<std::string, std::map<uint64_t, uint64_t>> awaited_loads(const std::vec
               latest = age;
             }
           }
+        // A warp held by `DEPBAR.LE SBn, k` (cp.async.wait_group) is sampled
+        // at the instruction after it, as a scoreboard stall: that wait is the
+        // DEPBAR's, whatever the instruction reads.
+        if (i > 0 && insts[i - 1]->opcode == "DEPBAR" && operands_of(*insts[i - 1]).find("SB") != std::string_view::npos)
+          producer = insts[i - 1];
         if (producer && waits.count(inst.offset) == 0) waits[inst.offset] = producer->offset;
         if (regs.dest >= 0) {
           const int width = is_load(inst.opcode) ? load_width(inst) : write_width(inst);

@@ -19,6 +19,10 @@ namespace ptxbench {
 // twice per function so that a register loaded at the bottom of a loop and used
 // at its top is found (where a BRA follows both: the branch back); a register
 // written by anything else in between is no longer the load's. A SASS operand's register is "R<n>" (RZ, URn, Pn are not).
+// The instruction right after a `DEPBAR.LE SBn, k` (cp.async.wait_group) maps
+// to the DEPBAR instead: a warp held there is sampled one instruction on, as a
+// long-scoreboard stall (H100: 18% of a one-stage cp.async mutant's samples
+// at the `mov %r, %tid.x` that ptxas placed after the wait).
 std::map<std::string, std::map<uint64_t, uint64_t>> awaited_loads(const std::vector<sass_instruction>& listing);
 
 }  // namespace ptxbench

@@ -50,6 +50,22 @@ TEST_CASE("a register read after a load waits on that load - until something els
   CHECK(k.count(0x40) == 0);
 }
 
+TEST_CASE("the instruction after a cp.async wait (DEPBAR on a scoreboard) waits on the DEPBAR") {
+  const std::vector<sass_instruction> l = {
+      at(0x00, "LDS", "R2, [R4]"),
+      at(0x10, "DEPBAR.LE", "SB0, 0x0"),
+      at(0x20, "S2R", "R98, SR_TID.X"),     // reads nothing, yet held by the DEPBAR
+      at(0x30, "FADD", "R5, R2, R3"),       // the LDS's consumer, as before
+      at(0x40, "WARPGROUP.DEPBAR.LE", "gsb0, 0x0"),
+      at(0x50, "FADD", "R6, R6, R3"),       // a wgmma wait is no scoreboard DEPBAR
+  };
+  const auto w = awaited_loads(l);
+  REQUIRE(w.count("k") == 1);
+  CHECK(w.at("k").at(0x20) == 0x10);
+  CHECK(w.at("k").at(0x30) == 0x00);
+  CHECK(w.at("k").count(0x50) == 0);
+}
+
 TEST_CASE("a load at the bottom of a loop is awaited at its top - the latest writer wins") {
   const std::vector<sass_instruction> l = {
       at(0x00, "HMMA.16816.F32.BF16", "R12, R8, R10, R12"),  // R8 from the previous iteration's LDSM
@@ -142,4 +158,31 @@ TEST_CASE("a wait on a local-memory load is marked as one - a wait on a global l
   }
   CHECK(local_wait);
   CHECK(global_wait);
+}
+
+TEST_CASE("in a real cp.async solution the instruction after each DEPBAR waits on a cp.async.wait_group line") {
+  if (nvdisasm_path().empty()) {
+    MESSAGE("skipped: nvdisasm not found");
+    return;
+  }
+  const std::string ptx = read_text_file(std::string(PTXBENCH_SOURCE_DIR) + "/tasks/solutions/gemm_bf16_mma_sync/kernel.ptx",
+                                         "solution");
+  const line_mapped_module lm = compile_with_line_info(ptx, "sm_90a");
+  REQUIRE_MESSAGE(lm.problem.empty(), lm.problem);
+  const sass_listing listing = disassemble(lm.compiled.cubin);
+  REQUIRE(listing.available);
+  std::vector<std::string> src = test::lines_of(ptx);
+  src.insert(src.begin(), "");
+  int depbars = 0;
+  for (size_t i = 0; i + 1 < listing.instructions.size(); ++i) {
+    if (listing.instructions[i].opcode != "DEPBAR") continue;
+    ++depbars;
+    const sass_instruction& next = listing.instructions[i + 1];
+    const int line = lm.map.awaited_line_of(next.function, next.offset);
+    REQUIRE(line > 0);
+    REQUIRE(line < int(src.size()));
+    INFO("after the DEPBAR at " << listing.instructions[i].offset << ": line " << line << " " << src[size_t(line)]);
+    CHECK(src[size_t(line)].find("cp.async.wait_group") != std::string::npos);
+  }
+  CHECK(depbars >= 1);
 }
