@@ -175,6 +175,11 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
     // CUPTI 13.0); at such a line the words name what it waits for.
     if (l.stall == "barrier" && l.text.rfind("wgmma.wait_group", 0) == 0)
       l.stall_words = "waiting for its wgmma groups to complete (wgmma.wait_group; sampled as a barrier stall)";
+    // An mbarrier wait (SYNCS.PHASECHK) is sampled as a long-scoreboard stall
+    // (H100, CUPTI 13.0): what it waits for is the barrier's phase.
+    if (l.stall == "long_scoreboard" &&
+        (l.text.rfind("mbarrier.try_wait", 0) == 0 || l.text.rfind("mbarrier.test_wait", 0) == 0))
+      l.stall_words = "waiting for the mbarrier's phase to complete (its TMA loads or the other warps' arrivals)";
     // Waits on local memory are spills (or a .local array): say so, the fix
     // differs from that of a slow global load.
     if (l.stall == "long_scoreboard" && local_waits.count(line) && 2 * local_waits.at(line) >= stalls.at(l.stall))

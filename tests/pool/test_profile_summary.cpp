@@ -84,6 +84,20 @@ TEST_CASE("scoreboard stalls go to the line of the load the warps wait on - othe
   REQUIRE(q.lines.size() == 3);
   CHECK(q.lines[0].stall_words == "waiting on a local-memory load (registers spilled by ptxas, or a .local array)");
   CHECK(q.lines[1].stall_words == "waiting on a global/local memory load (L1TEX)");  // 0x20 awaits nothing known
+
+  // A wait on an mbarrier's phase, sampled as a long-scoreboard stall, says what it waits for.
+  sass_line_map m2;
+  m2.available = true;
+  m2.lines["k"] = {{0x10, 1}};
+  protocol::profile_raw w;
+  w.part = "sampling";
+  w.ran = true;
+  w.pcs = {{"k", 0x10, {{"smsp__pcsamp_warps_issue_stalled_long_scoreboard", 50}}}};
+  profile_report r;
+  summarise_samples(w, m2, "  mbarrier.try_wait.parity.shared::cta.b64 p, [%r85], %r86;\n", 20, r);
+  REQUIRE(r.lines.size() == 1);
+  CHECK(r.lines[0].stall_words ==
+        "waiting for the mbarrier's phase to complete (its TMA loads or the other warps' arrivals)");
 }
 
 TEST_CASE("a profile part that did not run leaves its reason and no figures") {
