@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,31 @@ namespace {
 sass_instruction at(uint64_t offset, const std::string& opcode, const std::string& operands,
                     const std::string& predicate = "") {
   return make_sass_instruction("k", offset, predicate, opcode, operands);
+}
+
+// The mma.sync GEMM solution compiled with line info, its SASS, and its PTX
+// lines (1-based: src[0] is empty).
+struct compiled_solution {
+  line_mapped_module lm;
+  sass_listing listing;
+  std::vector<std::string> src;
+};
+
+std::optional<compiled_solution> mma_sync_solution() {
+  if (nvdisasm_path().empty()) {
+    MESSAGE("skipped: nvdisasm not found");
+    return std::nullopt;
+  }
+  compiled_solution c;
+  const std::string ptx = read_text_file(std::string(PTXBENCH_SOURCE_DIR) + "/tasks/solutions/gemm_bf16_mma_sync/kernel.ptx",
+                                         "solution");
+  c.lm = compile_with_line_info(ptx, "sm_90a");
+  REQUIRE_MESSAGE(c.lm.problem.empty(), c.lm.problem);
+  c.listing = disassemble(c.lm.compiled.cubin);
+  REQUIRE(c.listing.available);
+  c.src = test::lines_of(ptx);
+  c.src.insert(c.src.begin(), "");
+  return c;
 }
 
 }  // namespace
@@ -84,18 +110,9 @@ TEST_CASE("a load at the bottom of a loop is awaited at its top - the latest wri
 }
 
 TEST_CASE("in a real mma.sync solution the tensor-core instructions wait on ldmatrix lines") {
-  if (nvdisasm_path().empty()) {
-    MESSAGE("skipped: nvdisasm not found");
-    return;
-  }
-  const std::string ptx = read_text_file(std::string(PTXBENCH_SOURCE_DIR) + "/tasks/solutions/gemm_bf16_mma_sync/kernel.ptx",
-                                         "solution");
-  const line_mapped_module lm = compile_with_line_info(ptx, "sm_90a");
-  REQUIRE_MESSAGE(lm.problem.empty(), lm.problem);
-  const sass_listing listing = disassemble(lm.compiled.cubin);
-  REQUIRE(listing.available);
-  std::vector<std::string> src = test::lines_of(ptx);
-  src.insert(src.begin(), "");
+  const std::optional<compiled_solution> c = mma_sync_solution();
+  if (!c) return;
+  const auto& [lm, listing, src] = *c;
   size_t hmma = 0, from_ldmatrix = 0;
   for (const sass_instruction& inst : listing.instructions) {
     if (inst.opcode != "HMMA") continue;
@@ -161,18 +178,9 @@ TEST_CASE("a wait on a local-memory load is marked as one - a wait on a global l
 }
 
 TEST_CASE("in a real cp.async solution the instruction after each DEPBAR waits on a cp.async.wait_group line") {
-  if (nvdisasm_path().empty()) {
-    MESSAGE("skipped: nvdisasm not found");
-    return;
-  }
-  const std::string ptx = read_text_file(std::string(PTXBENCH_SOURCE_DIR) + "/tasks/solutions/gemm_bf16_mma_sync/kernel.ptx",
-                                         "solution");
-  const line_mapped_module lm = compile_with_line_info(ptx, "sm_90a");
-  REQUIRE_MESSAGE(lm.problem.empty(), lm.problem);
-  const sass_listing listing = disassemble(lm.compiled.cubin);
-  REQUIRE(listing.available);
-  std::vector<std::string> src = test::lines_of(ptx);
-  src.insert(src.begin(), "");
+  const std::optional<compiled_solution> c = mma_sync_solution();
+  if (!c) return;
+  const auto& [lm, listing, src] = *c;
   int depbars = 0;
   for (size_t i = 0; i + 1 < listing.instructions.size(); ++i) {
     if (listing.instructions[i].opcode != "DEPBAR") continue;
