@@ -1,9 +1,11 @@
 #include "evaluator/pool/profile_pass.hpp"
 
 #include <chrono>
-#include <future>
-#include <optional>
 #include <cstdio>
+#include <future>
+#include <map>
+#include <optional>
+#include <vector>
 
 #include "evaluator/compile/line_info.hpp"
 #include "evaluator/pool/profile_summary.hpp"
@@ -40,26 +42,86 @@ std::string profile_fingerprint(const std::string& text) {
 
 namespace {
 
-// One profiling job on a spare; the raw result, or an error in it.
-protocol::profile_raw run_part(gpu_slot& slot, protocol::worker_job job, const std::string& part, std::atomic<uint64_t>& job_ids) {
-  job.id = ++job_ids;
-  job.count_only = false;
-  job.profile_part = part;
+// A part's raw result from its outcome, or why there is none.
+protocol::profile_raw raw_of(const std::vector<job_outcome>& outcomes, size_t i, const std::string& part,
+                             const std::string& start_error) {
+  if (i < outcomes.size() && outcomes[i].end == job_end::result) return outcomes[i].result.profile;
+  protocol::profile_raw raw;
+  raw.part = part;
+  raw.error = i < outcomes.size() ? "the profiling worker was lost: " + outcomes[i].cause
+                                  : "no worker for the profile: " + start_error;
+  return raw;
+}
+
+protocol::worker_job part_job(const protocol::worker_job& job, const std::string& part, std::atomic<uint64_t>& job_ids) {
+  protocol::worker_job out = job;
+  out.id = ++job_ids;
+  out.count_only = false;
+  out.profile_part = part;
+  return out;
+}
+
+// What the two parts measured, the line-mapped module, and their phases.
+struct profile_parts {
+  protocol::profile_raw counters, sampling;
+  line_mapped_module lm;
+  std::map<std::string, double> phase_ms;
+};
+
+// Both parts on one spare, the counters first (one worker start, not two).
+// The counters need no line information: they run on the module as judged
+// while the copy with .loc lines compiles here; sampling waits for that copy.
+// A sampling part that found nothing after the counters in one process runs
+// again on a fresh spare before the lines are given up.
+profile_parts run_parts(gpu_slot& slot, protocol::worker_job job, const std::string& ptx,
+                        std::atomic<uint64_t>& job_ids) {
+  using ms = std::chrono::duration<double, std::milli>;
+  profile_parts out;
+  auto line_info = std::async(std::launch::async, [&] {
+    const auto c0 = std::chrono::steady_clock::now();
+    line_mapped_module lm = compile_with_line_info(ptx, job.t.arch);
+    return std::make_pair(std::move(lm), ms(std::chrono::steady_clock::now() - c0).count());
+  });
+  const auto p0 = std::chrono::steady_clock::now();
+  bool compiled = false;
+  const auto take_compiled = [&] {
+    if (compiled) return;
+    compiled = true;
+    auto [lm, compile_ms] = line_info.get();
+    out.lm = std::move(lm);
+    out.phase_ms["line_info_compile"] = compile_ms;
+  };
   std::string start_error;
-  job_outcome out = slot.count(job, start_error);
-  if (!start_error.empty()) {
-    protocol::profile_raw raw;
-    raw.part = part;
-    raw.error = "no worker for the profile: " + start_error;
-    return raw;
+  const std::vector<job_outcome> outcomes = slot.count_series(
+      [&](size_t i) -> std::optional<protocol::worker_job> {
+        if (i == 0) return part_job(job, "counters", job_ids);
+        if (i > 1) return std::nullopt;
+        out.phase_ms["counters"] = ms(std::chrono::steady_clock::now() - p0).count();
+        take_compiled();
+        if (!out.lm.compiled.ok) return std::nullopt;
+        protocol::worker_job sampling = part_job(job, "sampling", job_ids);
+        sampling.cubin = out.lm.compiled.cubin;
+        return sampling;
+      },
+      start_error);
+  if (!out.phase_ms.count("counters")) out.phase_ms["counters"] = ms(std::chrono::steady_clock::now() - p0).count();
+  take_compiled();
+  out.counters = raw_of(outcomes, 0, "counters", start_error);
+  for (const auto& [phase, v] : out.counters.phase_ms) out.phase_ms["worker_" + phase] = v;
+  if (!out.lm.compiled.ok) return out;
+  out.sampling = raw_of(outcomes, 1, "sampling", start_error);
+  if (!out.sampling.ran || out.sampling.total_samples == 0) {
+    const auto s0 = std::chrono::steady_clock::now();
+    job.cubin = out.lm.compiled.cubin;
+    std::string fresh_error;
+    const job_outcome fresh = slot.count(part_job(job, "sampling", job_ids), fresh_error);
+    const protocol::profile_raw retried = raw_of({fresh}, fresh_error.empty() ? 0 : 1, "sampling", fresh_error);
+    if (retried.ran) out.sampling = retried;
+    out.phase_ms["sampling_fresh_spare"] = ms(std::chrono::steady_clock::now() - s0).count();
   }
-  if (out.end != job_end::result) {
-    protocol::profile_raw raw;
-    raw.part = part;
-    raw.error = "the profiling worker was lost: " + out.cause;
-    return raw;
-  }
-  return out.result.profile;
+  out.phase_ms["sampling"] = ms(std::chrono::steady_clock::now() - p0).count() - out.phase_ms["counters"];
+  for (const auto& [phase, v] : out.sampling.phase_ms) out.phase_ms["worker_" + phase] = v;
+  return out;
 }
 
 }  // namespace
@@ -78,70 +140,16 @@ profile_report run_profile_pass(gpu_slot& slot, protocol::worker_job main_job, c
   report.size = performance.size;
   main_job.count_size = timed;
   main_job.count_seed = main_job.timing_seed;
-  using ms = std::chrono::duration<double, std::milli>;
-  // The counters need no line information: they run on the module as judged
-  // while the copy with .loc lines compiles here, off their path.
-  auto line_info = std::async(std::launch::async, [&] {
-    const auto c0 = std::chrono::steady_clock::now();
-    line_mapped_module lm = compile_with_line_info(ptx, t.arch);
-    return std::make_pair(std::move(lm), ms(std::chrono::steady_clock::now() - c0).count());
-  });
-  // Both parts on one spare, the counters first (one worker start, not two);
-  // sampling asks for the line-info module, so it waits for its compile.
-  const auto p0 = std::chrono::steady_clock::now();
-  std::optional<std::pair<line_mapped_module, double>> compiled;
-  std::string start_error;
-  std::vector<job_outcome> parts = slot.count_series(
-      [&](size_t i) -> std::optional<protocol::worker_job> {
-        protocol::worker_job job = main_job;
-        job.id = ++job_ids;
-        job.count_only = false;
-        if (i == 0) {
-          job.profile_part = "counters";
-          return job;
-        }
-        if (i > 1) return std::nullopt;
-        report.phase_ms["counters"] = ms(std::chrono::steady_clock::now() - p0).count();
-        compiled = line_info.get();
-        if (!compiled->first.compiled.ok) return std::nullopt;
-        job.profile_part = "sampling";
-        job.cubin = compiled->first.compiled.cubin;
-        return job;
-      },
-      start_error);
-  const auto raw_of = [&](size_t i, const std::string& part) {
-    protocol::profile_raw raw;
-    raw.part = part;
-    if (i < parts.size() && parts[i].end == job_end::result) return parts[i].result.profile;
-    raw.error = i < parts.size() ? "the profiling worker was lost: " + parts[i].cause
-                                 : "no worker for the profile: " + start_error;
-    return raw;
-  };
-  const protocol::profile_raw counters = raw_of(0, "counters");
-  if (!report.phase_ms.count("counters")) report.phase_ms["counters"] = ms(std::chrono::steady_clock::now() - p0).count();
-  for (const auto& [phase, v] : counters.phase_ms) report.phase_ms["worker_" + phase] = v;
-  summarise_counters(counters, report);
-  if (!compiled) compiled = line_info.get();
-  const auto& [lm, compile_ms] = *compiled;
-  report.phase_ms["line_info_compile"] = compile_ms;
-  if (!lm.compiled.ok) {
-    report.lines_error = "not profiled: " + lm.problem;
+  const profile_parts parts = run_parts(slot, main_job, ptx, job_ids);
+  report.phase_ms = parts.phase_ms;
+  summarise_counters(parts.counters, report);
+  if (!parts.lm.compiled.ok) {
+    report.lines_error = "not profiled: " + parts.lm.problem;
+  } else if (!parts.lm.problem.empty()) {
+    report.lines_error = parts.lm.problem;
+    if (!parts.sampling.ran) report.lines_error += "; " + parts.sampling.error;
   } else {
-    if (!lm.problem.empty()) report.lines_error = lm.problem;
-    const auto s0 = std::chrono::steady_clock::now();
-    protocol::profile_raw sampling = raw_of(1, "sampling");
-    // A sampling part that found nothing after the counters in one process
-    // runs again on a fresh spare before the lines are given up.
-    if (!sampling.ran || sampling.total_samples == 0) {
-      main_job.cubin = lm.compiled.cubin;
-      protocol::profile_raw fresh = run_part(slot, main_job, "sampling", job_ids);
-      if (fresh.ran) sampling = std::move(fresh);
-      report.phase_ms["sampling_fresh_spare"] = ms(std::chrono::steady_clock::now() - s0).count();
-    }
-    report.phase_ms["sampling"] = ms(std::chrono::steady_clock::now() - p0).count() - report.phase_ms["counters"];
-    for (const auto& [phase, v] : sampling.phase_ms) report.phase_ms["worker_" + phase] = v;
-    if (lm.problem.empty()) summarise_samples(sampling, lm.map, ptx, 20, report);
-    else if (!sampling.ran) report.lines_error += "; " + sampling.error;
+    summarise_samples(parts.sampling, parts.lm.map, ptx, 20, report);
   }
   double dram_bytes = 0;
   for (const profile_kernel& k : report.kernels)
