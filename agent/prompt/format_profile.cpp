@@ -56,6 +56,9 @@ std::string format_profile(const profile_report& p, size_t top_lines) {
       o << "- line " << l.line << " `" << l.text << "`: " << b << ", mostly " << l.stall_words << " ("
         << num(100.0 * l.stall_share, "%.0f") << "% of its samples)\n";
     }
+    if (p.local_wait_share >= 0.05)
+      o << "Local memory: " << num(100.0 * p.local_wait_share, "%.0f") << "% of samples wait on local-memory loads, over "
+        << p.local_wait_lines << " lines (registers spilled by ptxas, or .local arrays).\n";
   } else {
     o << "Stall reasons per line: not available (" << (p.lines_error.empty() ? "not measured" : p.lines_error) << ").\n";
   }

@@ -68,6 +68,11 @@ struct profile_report {
   std::vector<profile_line> lines;   // hottest first (at most 20)
   uint64_t samples = 0;              // PC samples of the candidate's kernels
   double unmapped_share = 0;         // samples on SASS with no line of the candidate (prologue, padding)
+  // Samples waiting on local-memory loads (registers spilled by ptxas, .local
+  // arrays), of all, and over how many lines: spills spread over many lines,
+  // none of which need be the hottest.
+  double local_wait_share = 0;
+  int local_wait_lines = 0;
   std::string lines_error;           // why there are no lines
   profile_roofline roofline;
   double time_ms = 0;                // wall time of the profile, all parts
@@ -102,7 +107,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(profile_line, line, text, share,
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(profile_roofline, flops, bytes, intensity, achieved_tflops,
                                                 peak_tflops, achieved_gbps, dram_gbps, peak_gbps, bound)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(profile_report, ran, size, fingerprint, cached, kernels,
-                                                kernels_error, lines, samples, unmapped_share, lines_error, roofline,
-                                                time_ms, phase_ms)
+                                                kernels_error, lines, samples, unmapped_share, local_wait_share,
+                                                local_wait_lines, lines_error, roofline, time_ms, phase_ms)
 
 }  // namespace ptxbench

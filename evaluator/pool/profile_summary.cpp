@@ -157,6 +157,10 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
     return;
   }
   out.unmapped_share = double(unmapped) / double(total);
+  uint64_t local = 0;
+  for (const auto& [line, n] : local_waits) local += n;
+  out.local_wait_share = double(local) / double(total);
+  out.local_wait_lines = int(local_waits.size());
   const std::vector<std::string_view> lines = split_lines(ptx);
   for (const auto& [line, stalls] : by_line) {
     profile_line l;

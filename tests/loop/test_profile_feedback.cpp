@@ -43,6 +43,13 @@ TEST_CASE("profile feedback carries the kernel table beside the library and the 
   CHECK(fb.find("38% of samples") != std::string::npos);
   CHECK(fb.find("line 416") != std::string::npos);
   CHECK(fb.find("line 417") == std::string::npos);  // five lines only
+  CHECK(fb.find("Local memory:") == std::string::npos);  // no spills: no line about them
+
+  evaluation_result spilled = slow_with_profile();
+  spilled.profile->local_wait_share = 0.35;
+  spilled.profile->local_wait_lines = 128;
+  const std::string with_spills = library().feedback(gemm(), spilled, 1, feedback_detail::profile);
+  CHECK(with_spills.find("Local memory: 35% of samples wait on local-memory loads, over 128 lines") != std::string::npos);
 }
 
 TEST_CASE("a profile that could not run says why and the verdict text is unchanged") {

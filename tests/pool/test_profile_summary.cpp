@@ -84,6 +84,9 @@ TEST_CASE("scoreboard stalls go to the line of the load the warps wait on - othe
   REQUIRE(q.lines.size() == 3);
   CHECK(q.lines[0].stall_words == "waiting on a local-memory load (registers spilled by ptxas, or a .local array)");
   CHECK(q.lines[1].stall_words == "waiting on a global/local memory load (L1TEX)");  // 0x20 awaits nothing known
+  CHECK(q.local_wait_share == doctest::Approx(60.0 / 100.0));  // the long-scoreboard samples at 0x10
+  CHECK(q.local_wait_lines == 1);
+  CHECK(p.local_wait_share == 0);
 
   // A wait on an mbarrier's phase, sampled as a long-scoreboard stall, says what it waits for.
   sass_line_map m2;
