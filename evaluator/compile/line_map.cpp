@@ -321,7 +321,8 @@ line_mapped_module compile_with_line_info(const std::string& ptx, const std::str
       for (const auto& [consumer, producer] : waits)
         if (const int line = out.map.line_of(function, producer); line > 0) {
           out.map.awaited[function][consumer] = line;
-          if (local_loads[function].count(producer)) out.map.awaits_local[function].insert(consumer);
+          if (const auto f = local_loads.find(function); f != local_loads.end() && f->second.count(producer))
+            out.map.awaits_local[function].insert(consumer);
         }
   }
   return out;

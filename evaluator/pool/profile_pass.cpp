@@ -83,10 +83,8 @@ profile_parts run_parts(gpu_slot& slot, protocol::worker_job job, const std::str
     return std::make_pair(std::move(lm), ms(std::chrono::steady_clock::now() - c0).count());
   });
   const auto p0 = std::chrono::steady_clock::now();
-  bool compiled = false;
-  const auto take_compiled = [&] {
-    if (compiled) return;
-    compiled = true;
+  const auto take_compiled = [&] {  // once: get() leaves the future invalid
+    if (!line_info.valid()) return;
     auto [lm, compile_ms] = line_info.get();
     out.lm = std::move(lm);
     out.phase_ms["line_info_compile"] = compile_ms;
