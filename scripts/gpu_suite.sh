@@ -17,6 +17,7 @@
 #   PTXBENCH_SUITE_BUSY_ARGS  arguments of the gpu_busy benchmark (default: its own)
 #   PTXBENCH_SUITE_BUSY_PROFILE=1  gpu_busy once more with --profile (feedback "profile":
 #                             every candidate that reaches the performance stage profiled), beside the run without
+#   PTXBENCH_SUITE_BUSY_HW=1  gpu_busy once more with the hardware cross-check on (PTXBENCH_HW_CHECK=1): its cost
 #   PTXBENCH_SUITE_EVALD_ARGS arguments of the evald benchmark (default: --n 10 --batch 16 --rounds 2 --width 4)
 #   PTXBENCH_SUITE_{TEST,BENCH,NCU}_LIMIT   seconds allowed per step (90, 60, 40)
 #   PTXBENCH_SUITE_ONLY="gpu_tests gpu_busy ..."  run only the steps named (for a call short of device time)
@@ -84,6 +85,11 @@ if [ -x "$BIN/ptxbench_bench_gpu_busy" ]; then
     run gpu_busy_profile "${PTXBENCH_SUITE_BUSY_LIMIT:-240}" "$BIN/ptxbench_bench_gpu_busy" \
       --json "$OUT/gpu_busy_profile.json" --profile ${PTXBENCH_SUITE_BUSY_ARGS:-}
   fi
+  if [ "${PTXBENCH_SUITE_BUSY_HW:-0}" = 1 ]; then
+    # shellcheck disable=SC2086
+    PTXBENCH_HW_CHECK=1 run gpu_busy_hw "${PTXBENCH_SUITE_BUSY_LIMIT:-240}" "$BIN/ptxbench_bench_gpu_busy" \
+      --json "$OUT/gpu_busy_hw.json" ${PTXBENCH_SUITE_BUSY_ARGS:-}
+  fi
 fi
 if [ -x "$BIN/ptxbench_bench_evald" ]; then
   # evald's cost over in-process evaluation with the GPU stages live, and batches through it.
@@ -148,7 +154,7 @@ if os.path.exists(b):
     for line in open(b):
         if line.startswith(("evaluator", "latency", "  solution", "  adversarial", "throughput", "timing fidelity")) and "suite:" not in line:
             print(line.rstrip())
-for name in ("gpu_busy", "gpu_busy_profile"):
+for name in ("gpu_busy", "gpu_busy_profile", "gpu_busy_hw"):
     g = os.path.join(out, name + ".log")
     if os.path.exists(g):
         print("\n== " + name)
