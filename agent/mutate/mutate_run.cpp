@@ -277,7 +277,10 @@ std::optional<mutant_record::localisation> localise(const mutation_operator& op,
     why = "the mutation changed no line";
     return std::nullopt;
   }
-  const profile_line& top = r.profile->lines.front();  // hottest first
+  // What the feedback leads with: the hottest line, or the lines waiting on
+  // local memory when together they outweigh it (format_profile).
+  const bool local_first = leads_with_local_memory(*r.profile);
+  const profile_line& top = local_first ? r.profile->local_wait_top.front() : r.profile->lines.front();
   mutant_record::localisation l;
   l.top_line = top.line;
   l.top_share = top.share;
@@ -288,6 +291,8 @@ std::optional<mutant_record::localisation> localise(const mutation_operator& op,
   l.profile_ms = r.profile->time_ms;
   for (size_t i = 0; i < r.profile->lines.size() && i < 5; ++i)
     l.in_top5 = l.in_top5 || in_region(region, r.profile->lines[i].line);
+  if (local_first) l.in_top5 = l.in_top5 || in_region(region, top.line);
+  l.lead = local_first ? "local memory" : "line";
   l.region_first = *std::min_element(region.begin(), region.end());
   l.region_last = *std::max_element(region.begin(), region.end());
   for (size_t i = 1; i < r.profile->lines.size() && i < 4; ++i) {
@@ -320,6 +325,10 @@ std::string format_localisation_table(const mutate_summary& s) {
                   l.top_line, 100 * l.top_share, l.in_region ? "yes" : "no", l.stall.c_str(),
                   l.stall_matches ? "yes" : "no", l.profile_ms);
     rows += line;
+    if (l.lead != "line") {
+      std::snprintf(line, sizeof line, "%-32s   led with %s (line %d waits on it most)\n", "", l.lead.c_str(), l.top_line);
+      rows += line;
+    }
     if (!l.in_region) {
       std::snprintf(line, sizeof line, "%-32s   mutated lines %d-%d; next hottest: %s\n", "", l.region_first,
                     l.region_last, l.next_lines.empty() ? "none" : l.next_lines.c_str());

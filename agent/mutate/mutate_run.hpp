@@ -85,6 +85,9 @@ struct mutant_record {
     bool in_top5 = false;  // one of the five lines the feedback shows is in the region
     int region_first = 0, region_last = 0;  // the mutated lines' span (1-based)
     std::string next_lines;                 // the next hottest lines, for a miss ("412 barrier 21%; ...")
+    // What the feedback leads with: "line" (the hottest) or "local memory"
+    // (the lines waiting on it outweigh the hottest; top_line is the one that waits most).
+    std::string lead = "line";
   };
   std::optional<localisation> located;
   std::string profile_note;  // why there is no localisation where one was asked for

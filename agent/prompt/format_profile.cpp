@@ -34,6 +34,19 @@ void kernel_table(const profile_report& p, std::ostringstream& o) {
       << " | " << (k.shared_bytes_per_cta < 0 ? "-" : std::to_string(k.shared_bytes_per_cta)) << " |\n";
 }
 
+// The waits on local memory, with the lines that wait most: first when they
+// outweigh the hottest line (leads_with_local_memory), else after the lines.
+void local_memory(const profile_report& p, std::ostringstream& o) {
+  o << "Local memory: " << num(100.0 * p.local_wait_share, "%.0f") << "% of samples wait on local-memory loads, over "
+    << p.local_wait_lines << " lines (registers spilled by ptxas, or .local arrays)";
+  for (size_t i = 0; i < p.local_wait_top.size() && i < 3; ++i) {
+    const profile_line& l = p.local_wait_top[i];
+    o << (i == 0 ? "; most at " : ", ") << "line " << l.line << " `" << l.text << "` ("
+      << num(100.0 * l.share, "%.0f") << "%)";
+  }
+  o << ".\n";
+}
+
 }  // namespace
 
 std::string format_profile(const profile_report& p, size_t top_lines) {
@@ -48,6 +61,8 @@ std::string format_profile(const profile_report& p, size_t top_lines) {
   const profile_roofline& r = p.roofline;
   if (const std::string words = roofline_words(r, "you reach"); !words.empty()) o << "Roofline: " << words << ".\n";
   if (!p.lines.empty()) {
+    const bool local_first = leads_with_local_memory(p);
+    if (local_first) local_memory(p, o);
     o << "Where your kernel's warps spend their time (PC samples, by line of your PTX):\n";
     for (size_t i = 0; i < p.lines.size() && i < top_lines; ++i) {
       const profile_line& l = p.lines[i];
@@ -56,9 +71,7 @@ std::string format_profile(const profile_report& p, size_t top_lines) {
       o << "- line " << l.line << " `" << l.text << "`: " << b << ", mostly " << l.stall_words << " ("
         << num(100.0 * l.stall_share, "%.0f") << "% of its samples)\n";
     }
-    if (p.local_wait_share >= 0.05)
-      o << "Local memory: " << num(100.0 * p.local_wait_share, "%.0f") << "% of samples wait on local-memory loads, over "
-        << p.local_wait_lines << " lines (registers spilled by ptxas, or .local arrays).\n";
+    if (!local_first && p.local_wait_share >= 0.05) local_memory(p, o);
   } else {
     o << "Stall reasons per line: not available (" << (p.lines_error.empty() ? "not measured" : p.lines_error) << ").\n";
   }

@@ -73,6 +73,9 @@ struct profile_report {
   // none of which need be the hottest.
   double local_wait_share = 0;
   int local_wait_lines = 0;
+  // The lines with the most samples waiting on local memory, most first (at
+  // most 5): share and samples count those waits only.
+  std::vector<profile_line> local_wait_top;
   std::string lines_error;           // why there are no lines
   profile_roofline roofline;
   double time_ms = 0;                // wall time of the profile, all parts
@@ -83,6 +86,15 @@ struct profile_report {
   // "worker_sampling_collect").
   std::map<std::string, double> phase_ms;
 };
+
+// Whether the feedback leads with local memory rather than with the hottest
+// line: spills spread their waits over many lines (one per spilled register
+// write), so together they can outweigh the hottest single line while none
+// of them is it.
+inline bool leads_with_local_memory(const profile_report& p) {
+  return p.local_wait_share >= 0.05 && !p.local_wait_top.empty() &&
+         (p.lines.empty() || p.local_wait_share > p.lines.front().share);
+}
 
 // The roofline in words, for feedback and the viewer alike: "arithmetic
 // intensity ... (compute-bound on this GPU); <who> <reach> N TFLOP/s of ...".
@@ -108,6 +120,6 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(profile_roofline, flops, bytes, 
                                                 peak_tflops, achieved_gbps, dram_gbps, peak_gbps, bound)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(profile_report, ran, size, fingerprint, cached, kernels,
                                                 kernels_error, lines, samples, unmapped_share, local_wait_share,
-                                                local_wait_lines, lines_error, roofline, time_ms, phase_ms)
+                                                local_wait_lines, local_wait_top, lines_error, roofline, time_ms, phase_ms)
 
 }  // namespace ptxbench

@@ -193,6 +193,22 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
   std::stable_sort(out.lines.begin(), out.lines.end(),
                    [](const profile_line& a, const profile_line& b) { return a.samples > b.samples; });
   if (out.lines.size() > top) out.lines.resize(top);
+  for (const auto& [line, n] : local_waits) {
+    profile_line l;
+    l.line = line;
+    l.text = line_text(lines, line);
+    l.samples = n;
+    l.share = double(n) / double(total);
+    l.stall = "long_scoreboard";
+    l.stall_words = "waiting on a local-memory load (registers spilled by ptxas, or a .local array)";
+    uint64_t at_line = 0;
+    for (const auto& [reason, m] : by_line.at(line)) at_line += m;
+    l.stall_share = at_line ? double(n) / double(at_line) : 0;
+    out.local_wait_top.push_back(std::move(l));
+  }
+  std::stable_sort(out.local_wait_top.begin(), out.local_wait_top.end(),
+                   [](const profile_line& a, const profile_line& b) { return a.samples > b.samples; });
+  if (out.local_wait_top.size() > 5) out.local_wait_top.resize(5);
   out.ran = true;
 }
 

@@ -50,6 +50,19 @@ TEST_CASE("profile feedback carries the kernel table beside the library and the 
   spilled.profile->local_wait_lines = 128;
   const std::string with_spills = library().feedback(gemm(), spilled, 1, feedback_detail::profile);
   CHECK(with_spills.find("Local memory: 35% of samples wait on local-memory loads, over 128 lines") != std::string::npos);
+  // Under the hottest line's share (38%) it follows the lines.
+  CHECK(with_spills.find("Local memory:") > with_spills.find("- line 412"));
+
+  // Above it, it leads, naming the lines that wait most.
+  spilled.profile->local_wait_share = 0.45;
+  spilled.profile->local_wait_top = {{880, "ld.local.f32 %f7, [%rd3+16];", 0.09, 90, "long_scoreboard", "", 1},
+                                     {884, "ld.local.f32 %f8, [%rd3+20];", 0.08, 80, "long_scoreboard", "", 1}};
+  const std::string led = library().feedback(gemm(), spilled, 1, feedback_detail::profile);
+  const size_t local = led.find("Local memory: 45% of samples wait on local-memory loads, over 128 lines");
+  REQUIRE(local != std::string::npos);
+  CHECK(local < led.find("- line 412"));
+  CHECK(led.find("most at line 880 `ld.local.f32 %f7, [%rd3+16];` (9%), line 884 `ld.local.f32 %f8, [%rd3+20];` (8%)") !=
+        std::string::npos);
 }
 
 TEST_CASE("a profile that could not run says why and the verdict text is unchanged") {

@@ -270,4 +270,46 @@ TEST_CASE("a profile is localised when its hottest line is in the mutated region
   CHECK_FALSE(mutate::localise(backoff, {12}, r, why)->in_region);
 }
 
+TEST_CASE("spills spread over many lines lead the localisation when together they outweigh the hottest line") {
+  const auto& spill = op("accumulator_spill");
+  evaluation_result r;
+  std::string why;
+  r.profile = profile_report{};
+  // The consumers' barrier wait is the hottest line (13%), the spill's loads
+  // wait 8%, 7%, ... each, 40% together: the feedback leads with local memory.
+  r.profile->lines = {{1413, "mbarrier.try_wait.parity.shared::cta.b64 p, [%r332], %r333;", 0.13, 130,
+                       "long_scoreboard", "", 0.9},
+                      {2251, "{ .reg .b64 mut_p; ... ld.volatile.f32 %f1, [mut_p+0]; }", 0.08, 80, "long_scoreboard", "", 1}};
+  r.profile->local_wait_share = 0.40;
+  r.profile->local_wait_lines = 128;
+  r.profile->local_wait_top = {{2251, "{ .reg .b64 mut_p; ... }", 0.08, 80, "long_scoreboard", "", 1},
+                               {2429, "{ .reg .b64 mut_p; ... }", 0.07, 70, "long_scoreboard", "", 1}};
+  auto l = mutate::localise(spill, {2251, 2429}, r, why);
+  REQUIRE(l);
+  CHECK(l->lead == "local memory");
+  CHECK(l->top_line == 2251);
+  CHECK(l->in_region);
+  CHECK(l->stall_matches);
+  mutate::mutate_summary s;
+  mutate::mutant_record rec;
+  rec.task_id = "attention_fwd_bf16_wgmma";
+  rec.op = "accumulator_spill";
+  rec.located = l;
+  s.mutants.push_back(rec);
+  CHECK(mutate::format_localisation_table(s).find("led with local memory (line 2251 waits on it most)") !=
+        std::string::npos);
+
+  // Below the hottest line's share, or under 5% of the samples, the hottest line leads.
+  r.profile->local_wait_share = 0.12;
+  l = mutate::localise(spill, {2251, 2429}, r, why);
+  CHECK(l->lead == "line");
+  CHECK(l->top_line == 1413);
+  CHECK_FALSE(l->in_region);
+  CHECK(l->in_top5);
+  r.profile->lines.resize(1);
+  r.profile->lines[0].share = 0.03;
+  r.profile->local_wait_share = 0.04;
+  CHECK(mutate::localise(spill, {2251}, r, why)->lead == "line");
+}
+
 }  // namespace ptxbench

@@ -86,6 +86,13 @@ TEST_CASE("scoreboard stalls go to the line of the load the warps wait on - othe
   CHECK(q.lines[1].stall_words == "waiting on a global/local memory load (L1TEX)");  // 0x20 awaits nothing known
   CHECK(q.local_wait_share == doctest::Approx(60.0 / 100.0));  // the long-scoreboard samples at 0x10
   CHECK(q.local_wait_lines == 1);
+  REQUIRE(q.local_wait_top.size() == 1);  // the line that waits, with those waits only
+  CHECK(q.local_wait_top[0].line == 1);
+  CHECK(q.local_wait_top[0].samples == 60);
+  CHECK(q.local_wait_top[0].share == doctest::Approx(0.6));
+  CHECK(q.local_wait_top[0].stall_share == doctest::Approx(60.0 / 80.0));
+  CHECK(q.local_wait_top[0].text == "ld.local.f32 %f1, [%rd9];");
+  CHECK(p.local_wait_top.empty());
   CHECK(p.local_wait_share == 0);
 
   // A wait on an mbarrier's phase, sampled as a long-scoreboard stall, says what it waits for.
