@@ -4,6 +4,7 @@
 // not run, and the PTX listing with the hottest lines marked.
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -98,6 +99,20 @@ std::vector<std::string> split_lines(const std::string& text) {
   return lines;
 }
 
+// The waits on local memory (spills, .local arrays) and the lines that wait
+// most, linked to the listing: the feedback's own paragraph, placed where the
+// feedback places it (leads_with_local_memory).
+std::string local_memory_line(const profile_report& p, const std::function<std::string(int)>& link) {
+  if (p.local_wait_share < 0.05) return "";
+  std::string out = "<p class=\"local-memory\"><b>local memory:</b> " + share_text(p.local_wait_share) +
+                    " of samples wait on local-memory loads, over " + std::to_string(p.local_wait_lines) +
+                    " lines (registers spilled by ptxas, or .local arrays)";
+  for (size_t i = 0; i < p.local_wait_top.size() && i < 3; ++i)
+    out += (i == 0 ? "; most at " : ", ") + link(p.local_wait_top[i].line) + " <code>" +
+           html_escape(p.local_wait_top[i].text) + "</code> (" + share_text(p.local_wait_top[i].share) + ")";
+  return out + ".</p>\n";
+}
+
 }  // namespace
 
 std::optional<profile_report> evaluation_profile(const evaluation_row& e) {
@@ -132,14 +147,19 @@ std::string profile_section(const profile_report& p, const std::string& ptx, con
   const std::vector<std::string> lines = split_lines(ptx);
   auto line_id = [&](int n) { return html_escape(anchor) + "-L" + std::to_string(n); };
   auto in_listing = [&](int n) { return n >= 1 && static_cast<size_t>(n) <= lines.size(); };
+  auto link = [&](int n) {
+    return in_listing(n) ? "<a href=\"#" + line_id(n) + "\">line " + std::to_string(n) + "</a>"
+                         : "line " + std::to_string(n);
+  };
+  const std::string local = local_memory_line(p, link);
+  const bool local_first = leads_with_local_memory(p);
+  if (local_first) os << local;
   os << "<h4>hottest lines of the PTX (PC samples)</h4>\n<ol class=\"hot-lines\">\n";
-  for (const auto& l : p.lines) {
-    os << "<li>";
-    if (in_listing(l.line)) os << "<a href=\"#" << line_id(l.line) << "\">line " << l.line << "</a>";
-    else os << "line " << l.line;
-    os << " <code>" << html_escape(l.text) << "</code>: " << html_escape(line_summary(l)) << "</li>\n";
-  }
+  for (const auto& l : p.lines)
+    os << "<li>" << link(l.line) << " <code>" << html_escape(l.text) << "</code>: " << html_escape(line_summary(l))
+       << "</li>\n";
   os << "</ol>\n";
+  if (!local_first) os << local;
   if (lines.empty()) return os.str() + "</div>\n";
   // The hottest entry of a line wins should a line be listed twice.
   std::map<int, const profile_line*> hot;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "agent/viewer/app.hpp"
+#include "agent/viewer/pages.hpp"
 #include "profile_fixture.hpp"
 
 using namespace ptxbench;
@@ -174,4 +175,29 @@ TEST_CASE("viewer profile: the JSON API returns the profile with the evaluation 
   // An evaluation without one has none.
   auto a = nlohmann::json::parse(db.app.get("/api/trajectories/" + std::to_string(db.f.trajectories["A"])).body);
   CHECK_FALSE(a["turns"][2]["evaluation"]["result"].contains("profile"));
+}
+
+TEST_CASE("viewer profile: waits on local memory lead when they outweigh the hottest line, linked to the listing") {
+  profile_report p;
+  p.size = "M=4096 N=4096 K=4096";
+  p.samples = 1000;
+  p.lines = {{2, "mbarrier.try_wait.parity.shared::cta.b64 p, [%r1], %r2;", 0.13, 130, "long_scoreboard", "", 0.9},
+             {3, "ld.local.f32 %f1, [%rd1];", 0.08, 80, "long_scoreboard", "", 1}};
+  p.local_wait_share = 0.40;
+  p.local_wait_lines = 128;
+  p.local_wait_top = {{3, "ld.local.f32 %f1, [%rd1];", 0.08, 80, "long_scoreboard", "", 1},
+                      {40, "ld.local.f32 %f2, [%rd1+4];", 0.07, 70, "long_scoreboard", "", 1}};
+  const std::string ptx = "a\nb\nc\n";
+  std::string html = profile_section(p, ptx, "round-1");
+  const size_t local = html.find("<p class=\"local-memory\"><b>local memory:</b> 40% of samples wait on local-memory "
+                                 "loads, over 128 lines (registers spilled by ptxas, or .local arrays); most at "
+                                 "<a href=\"#round-1-L3\">line 3</a> <code>ld.local.f32 %f1, [%rd1];</code> (8%), "
+                                 "line 40 <code>ld.local.f32 %f2, [%rd1+4];</code> (7%).</p>");
+  REQUIRE(local != std::string::npos);
+  CHECK(local < html.find("hottest lines of the PTX"));
+  p.local_wait_share = 0.10;  // under the hottest line's 13%: after the lines
+  html = profile_section(p, ptx, "round-1");
+  CHECK(html.find("local memory:</b> 10%") > html.find("hottest lines of the PTX"));
+  p.local_wait_share = 0.04;  // under 5%: not shown
+  CHECK(profile_section(p, ptx, "round-1").find("local-memory") == std::string::npos);
 }
