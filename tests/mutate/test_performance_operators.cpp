@@ -170,6 +170,10 @@ TEST_CASE("accumulator_spill round-trips each accumulator write in the loop thro
     }
     CHECK(trips > 0);
     check_compiles(*eval, ts, op("accumulator_spill"), *m);
+    // Every round trip is a local load by its PTX, whatever ptxas makes of it
+    // (LDL, or a generic LD in the wgmma kernels), so its waits count as local-memory waits.
+    const std::set<int> local = local_load_lines(m->ptx);
+    CHECK(local == std::set<int>(edited.begin() + 1, edited.end()));
   }
   // The wgmma GEMMs touch their accumulators only after the loop: nothing to spill there.
   for (const char* id : {"gemm_bf16_wgmma_tma", "gemm_fp8_e4m3_wgmma_tma"}) {

@@ -95,6 +95,19 @@ TEST_CASE("scoreboard stalls go to the line of the load the warps wait on - othe
   CHECK(p.local_wait_top.empty());
   CHECK(p.local_wait_share == 0);
 
+  // A generic load through an address from cvta.local is a local load too
+  // (ptxas emits LD, not LDL): by its PTX.
+  profile_report g;
+  map.awaits_local.clear();
+  summarise_samples(s, map,
+                    "  { .reg .b64 p; cvta.local.u64 p, spill; st.volatile.f32 [p+4], %f1; ld.volatile.f32 %f1, [p+4]; }\n"
+                    "  bar.sync 0;\n  fma.rn.f32 %f2, %f1, %f3, %f2;\n",
+                    20, g);
+  CHECK(g.local_wait_share == doctest::Approx(0.6));
+  REQUIRE(g.local_wait_top.size() == 1);
+  CHECK(g.local_wait_top[0].line == 1);
+  CHECK(g.lines[0].stall_words == "waiting on a local-memory load (registers spilled by ptxas, or a .local array)");
+
   // A wait on an mbarrier's phase, sampled as a long-scoreboard stall, says what it waits for.
   sass_line_map m2;
   m2.available = true;
@@ -192,4 +205,23 @@ TEST_CASE("a barrier stall at a wgmma.wait_group line is put in words as waiting
   REQUIRE(p.lines.size() == 2);
   CHECK(p.lines[0].stall_words.find("waiting for its wgmma groups") == 0);
   CHECK(p.lines[1].stall_words == "waiting at a CTA barrier (bar.sync)");
+}
+
+TEST_CASE("local_load_lines finds ld.local and generic loads through an address cvta.local made") {
+  const std::string ptx =
+      ".local .align 16 .b8 arr[64];\n"                               // 1
+      "  mov.u64 %rd1, arr;\n"                                         // 2
+      "  cvta.local.u64 %rd2, %rd1;\n"                                 // 3
+      "  add.s64 %rd3, %rd2, 16;\n"                                    // 4
+      "  ld.f32 %f1, [%rd3+4];\n"                                      // 5: generic, local
+      "  ld.global.f32 %f2, [%rd3];\n"                                 // 6: named global
+      "  ld.local.f32 %f3, [%rd1];\n"                                  // 7: ld.local
+      "  ld.f32 %f4, [%rd9];\n"                                        // 8: unknown base
+      "  @%p1 ld.volatile.f32 %f5, [%rd2]; // ld.f32 %f6, [%rd2];\n"   // 9: predicated, comment ignored
+      "  ld.shared.f32 %f7, [%rd2];\n"                                 // 10: named shared
+      "  { .reg .b64 q; cvta.local.u64 q, arr; st.f32 [q], %f1; ld.f32 %f1, [q+8]; }\n";  // 11
+  CHECK(local_load_lines(ptx) == std::set<int>{5, 7, 9, 11});
+  CHECK(local_load_lines("").empty());
+  CHECK(local_load_lines("ld.f32 %f1, [").empty());
+  CHECK(local_load_lines("cvta.local.u64 ;;; ld [,] ; @ ;").empty());
 }
