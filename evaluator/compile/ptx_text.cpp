@@ -1,5 +1,6 @@
 #include "evaluator/compile/ptx_text.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 namespace ptxbench::ptx_text {
@@ -113,6 +114,74 @@ std::vector<std::string_view> split_lines(std::string_view text) {
     start = end + 1;
   }
   return lines;
+}
+
+namespace {
+
+bool is_register_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '%' || c == '$'; }
+
+// The operands of one statement after its opcode, split at commas, trimmed.
+std::vector<std::string> operands_of(std::string_view statement, std::string& opcode) {
+  size_t at = statement.find_first_not_of(" \t{");
+  if (at == std::string_view::npos) return {};
+  if (statement[at] == '@') at = statement.find_first_of(" \t", at), at = statement.find_first_not_of(" \t", at);
+  if (at == std::string_view::npos) return {};
+  const size_t end = statement.find_first_of(" \t", at);
+  opcode = std::string(statement.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at));
+  std::vector<std::string> out;
+  if (end == std::string_view::npos) return out;
+  std::string current;
+  for (char c : statement.substr(end)) {
+    if (c == ',') {
+      out.push_back(current);
+      current.clear();
+    } else if (c != ' ' && c != '\t') {
+      current += c;
+    }
+  }
+  if (!current.empty()) out.push_back(current);
+  return out;
+}
+
+// The register an address operand ("[%rd4+16]", "[mut_p]") is based on.
+std::string address_base(const std::string& operand) {
+  if (operand.size() < 3 || operand.front() != '[') return "";
+  size_t n = 1;
+  while (n < operand.size() && is_register_char(operand[n])) ++n;
+  return operand.substr(1, n - 1);
+}
+
+}  // namespace
+
+std::set<int> local_load_lines(std::string_view ptx) {
+  std::set<int> out;
+  std::set<std::string> local;  // registers holding a generic address of local memory
+  int line = 0;
+  const std::string blanked = blank_comments_and_strings(ptx);
+  for (std::string_view text : split_lines(blanked)) {
+    ++line;
+    for (size_t at = 0; at < text.size();) {
+      const size_t semi = std::min(text.find(';', at), text.size());
+      std::string opcode;
+      const std::vector<std::string> ops = operands_of(text.substr(at, semi - at), opcode);
+      at = semi + 1;
+      if (ops.empty()) continue;
+      const bool from_local =
+          opcode.rfind("cvta.local", 0) == 0 ||
+          ((opcode.rfind("mov.", 0) == 0 || opcode.rfind("add.", 0) == 0 || opcode.rfind("sub.", 0) == 0) &&
+           std::any_of(ops.begin() + 1, ops.end(), [&](const std::string& o) { return local.count(o) > 0; }));
+      if (from_local) {
+        local.insert(ops[0]);
+        continue;
+      }
+      if (opcode.rfind("ld.", 0) != 0 || ops.size() < 2) continue;
+      const bool space_named = opcode.find(".global") != std::string::npos || opcode.find(".shared") != std::string::npos ||
+                               opcode.find(".const") != std::string::npos || opcode.find(".param") != std::string::npos;
+      if (opcode.find(".local") != std::string::npos || (!space_named && local.count(address_base(ops[1]))))
+        out.insert(line);
+    }
+  }
+  return out;
 }
 
 }  // namespace ptxbench::ptx_text

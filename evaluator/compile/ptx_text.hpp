@@ -1,6 +1,7 @@
 #pragma once
-// Lexical helpers shared by the PTX entry parser and the instruction scan.
-// Internal to the compile library.
+// Lexical helpers shared by the PTX entry parser and the instruction scan,
+// and the PTX lines that load local memory (for the profile's summary).
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,5 +30,11 @@ std::vector<token> tokenize(std::string_view blanked);
 
 // The 1-based lines of `text` (without their newline characters).
 std::vector<std::string_view> split_lines(std::string_view text);
+
+// The PTX lines (1-based) that load from local memory: ld.local, and generic
+// loads through an address that cvta.local made (moved, added to or
+// subtracted from on the way). ptxas compiles the latter to a generic LD,
+// which the SASS alone cannot tell from a global load.
+std::set<int> local_load_lines(std::string_view ptx);
 
 }  // namespace ptxbench::ptx_text

@@ -1,7 +1,8 @@
 #include "evaluator/pool/profile_summary.hpp"
 
+#include "evaluator/compile/ptx_text.hpp"
+
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 
@@ -119,71 +120,7 @@ std::string line_text(const std::vector<std::string_view>& lines, int line) {
   return out;
 }
 
-bool is_register_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '%' || c == '$'; }
-
-// The operands of one statement after its opcode, split at commas, trimmed.
-std::vector<std::string> operands_of(std::string_view statement, std::string& opcode) {
-  size_t at = statement.find_first_not_of(" \t{");
-  if (at == std::string_view::npos) return {};
-  if (statement[at] == '@') at = statement.find_first_of(" \t", at), at = statement.find_first_not_of(" \t", at);
-  if (at == std::string_view::npos) return {};
-  const size_t end = statement.find_first_of(" \t", at);
-  opcode = std::string(statement.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at));
-  std::vector<std::string> out;
-  if (end == std::string_view::npos) return out;
-  std::string current;
-  for (char c : statement.substr(end)) {
-    if (c == ',') {
-      out.push_back(current);
-      current.clear();
-    } else if (c != ' ' && c != '\t') {
-      current += c;
-    }
-  }
-  if (!current.empty()) out.push_back(current);
-  return out;
-}
-
-// The register an address operand ("[%rd4+16]", "[mut_p]") is based on.
-std::string address_base(const std::string& operand) {
-  if (operand.size() < 3 || operand.front() != '[') return "";
-  size_t n = 1;
-  while (n < operand.size() && is_register_char(operand[n])) ++n;
-  return operand.substr(1, n - 1);
-}
-
 }  // namespace
-
-std::set<int> local_load_lines(std::string_view ptx) {
-  std::set<int> out;
-  std::set<std::string> local;  // registers holding a generic address of local memory
-  int line = 0;
-  for (std::string_view text : split_lines(ptx)) {
-    ++line;
-    if (const size_t comment = text.find("//"); comment != std::string_view::npos) text = text.substr(0, comment);
-    for (size_t at = 0; at < text.size();) {
-      const size_t semi = std::min(text.find(';', at), text.size());
-      std::string opcode;
-      const std::vector<std::string> ops = operands_of(text.substr(at, semi - at), opcode);
-      at = semi + 1;
-      if (ops.empty()) continue;
-      const bool from_local =
-          opcode.rfind("cvta.local", 0) == 0 ||
-          ((opcode.rfind("mov.", 0) == 0 || opcode.rfind("add.", 0) == 0 || opcode.rfind("sub.", 0) == 0) &&
-           std::any_of(ops.begin() + 1, ops.end(), [&](const std::string& o) { return local.count(o) > 0; }));
-      if (from_local) {
-        local.insert(ops[0]);
-        continue;
-      }
-      if (opcode.rfind("ld.", 0) != 0 || ops.size() < 2) continue;
-      const bool space_named = opcode.find(".global") != std::string::npos || opcode.find(".shared") != std::string::npos ||
-                               opcode.find(".const") != std::string::npos || opcode.find(".param") != std::string::npos;
-      if (opcode.find(".local") != std::string::npos || (!space_named && local.count(address_base(ops[1]))))
-        out.insert(line);
-    }
-  }
-  return out;
-}
 
 void summarise_samples(const protocol::profile_raw& sampling, const sass_line_map& map, const std::string& ptx,
                        size_t top, profile_report& out) {
@@ -198,7 +135,7 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
   // Loads of local memory by their PTX: ld.local, and generic loads through
   // an address from cvta.local (SASS LD, which the SASS alone cannot tell
   // from a global load).
-  const std::set<int> local_lines = local_load_lines(ptx);
+  const std::set<int> local_lines = ptx_text::local_load_lines(ptx);
   std::map<int, std::map<std::string, uint64_t>> by_line;
   std::map<int, uint64_t> local_waits;  // line -> scoreboard samples waiting on a local-memory load
   uint64_t total = 0, unmapped = 0;

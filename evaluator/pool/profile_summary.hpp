@@ -3,9 +3,7 @@
 // profile_report of the evaluation: kernel figures by name, PC samples added
 // up on the candidate's PTX lines, the dominant stall in plain words, and the
 // roofline line. Pure: no GPU, no processes.
-#include <set>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "evaluator/api/profile.hpp"
@@ -25,12 +23,6 @@ std::string stall_in_words(const std::string& short_name);
 // Kernel figures from the "counters" part (ranges named "launch <i> (<kernel>)"
 // and "baseline: <name>").
 void summarise_counters(const protocol::profile_raw& counters, profile_report& out);
-
-// The PTX lines (1-based) that load from local memory: ld.local, and generic
-// loads through an address that cvta.local made (moved, added to or
-// subtracted from on the way). ptxas compiles the latter to a generic LD,
-// which the SASS alone cannot tell from a global load.
-std::set<int> local_load_lines(std::string_view ptx);
 
 // Lines from the "sampling" part: each PC's samples go to the line `map`
 // gives it; `ptx` supplies the lines' text. Keeps the `top` hottest lines.

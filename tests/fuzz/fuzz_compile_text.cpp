@@ -1,6 +1,6 @@
 // The compile stage's text readers: the PTX reader of the format stage
 // (comment blanking, tokens, .entry headers with parameters and directives)
-// and what the toolkit writes back: ptxas' log (which quotes the candidate's
+// the lines that load local memory, and what the toolkit writes back: ptxas' log (which quotes the candidate's
 // text) and nvdisasm's JSON and text listings. The input up to the first NUL
 // is the log or listing, the rest the PTX (the whole input when there is no NUL).
 #include <cstddef>
@@ -23,6 +23,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const ptxbench::ptx_entry& e : ptxbench::parse_ptx_entries(ptx))
     for (const ptxbench::ptx_param& p : e.params)
       if (p.size_bytes < 0) __builtin_trap();
+
+  // The profile's local-load lines: each one a line of the PTX.
+  const size_t line_count = ptxbench::ptx_text::split_lines(ptx).size();
+  for (int line : ptxbench::ptx_text::local_load_lines(ptx))
+    if (line < 1 || size_t(line) > line_count) __builtin_trap();
 
   ptxbench::parse_ptxas_diagnostics(log, ptx);
   ptxbench::parse_ptxas_resources(log);

@@ -12,6 +12,7 @@
 #include "agent/judge/judge.hpp"
 #include "evaluator/api/candidate.hpp"
 #include "evaluator/api/solutions.hpp"
+#include "evaluator/compile/ptx_text.hpp"
 #include "evaluator/pool/profile_summary.hpp"
 #include "mutate_test_util.hpp"
 #include "tests/text_lines.hpp"
@@ -172,7 +173,7 @@ TEST_CASE("accumulator_spill round-trips each accumulator write in the loop thro
     check_compiles(*eval, ts, op("accumulator_spill"), *m);
     // Every round trip is a local load by its PTX, whatever ptxas makes of it
     // (LDL, or a generic LD in the wgmma kernels), so its waits count as local-memory waits.
-    const std::set<int> local = local_load_lines(m->ptx);
+    const std::set<int> local = ptx_text::local_load_lines(m->ptx);
     CHECK(local == std::set<int>(edited.begin() + 1, edited.end()));
   }
   // The wgmma GEMMs touch their accumulators only after the loop: nothing to spill there.

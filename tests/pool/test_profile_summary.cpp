@@ -6,6 +6,7 @@
 
 #include "evaluator/api/task.hpp"
 #include "evaluator/pool/profile_pass.hpp"
+#include "evaluator/compile/ptx_text.hpp"
 #include "evaluator/pool/profile_summary.hpp"
 
 using namespace ptxbench;
@@ -228,8 +229,8 @@ TEST_CASE("local_load_lines finds ld.local and generic loads through an address 
       "  @%p1 ld.volatile.f32 %f5, [%rd2]; // ld.f32 %f6, [%rd2];\n"   // 9: predicated, comment ignored
       "  ld.shared.f32 %f7, [%rd2];\n"                                 // 10: named shared
       "  { .reg .b64 q; cvta.local.u64 q, arr; st.f32 [q], %f1; ld.f32 %f1, [q+8]; }\n";  // 11
-  CHECK(local_load_lines(ptx) == std::set<int>{5, 7, 9, 11});
-  CHECK(local_load_lines("").empty());
-  CHECK(local_load_lines("ld.f32 %f1, [").empty());
-  CHECK(local_load_lines("cvta.local.u64 ;;; ld [,] ; @ ;").empty());
+  CHECK(ptx_text::local_load_lines(ptx) == std::set<int>{5, 7, 9, 11});
+  CHECK(ptx_text::local_load_lines("").empty());
+  CHECK(ptx_text::local_load_lines("ld.f32 %f1, [").empty());
+  CHECK(ptx_text::local_load_lines("cvta.local.u64 ;;; ld [,] ; @ ;").empty());
 }

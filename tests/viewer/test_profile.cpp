@@ -177,7 +177,7 @@ TEST_CASE("viewer profile: the JSON API returns the profile with the evaluation 
   CHECK_FALSE(a["turns"][2]["evaluation"]["result"].contains("profile"));
 }
 
-TEST_CASE("viewer profile: waits on local memory lead when they outweigh the hottest line, linked to the listing") {
+TEST_CASE("viewer profile: waits on local memory lead when they outweigh the hottest line and link to the listing") {
   profile_report p;
   p.size = "M=4096 N=4096 K=4096";
   p.samples = 1000;
