@@ -148,6 +148,61 @@ std::string bind_param(const param_binding& b, size_t size, const task& t, const
   return "unknown binding";
 }
 
+// The kernel's real parameter layout against the manifest's bindings, each
+// bound into `l`'s storage: what is wrong, or "".
+std::string bind_params(const launch_spec& spec, const task& t, const size_point& s,
+                        const std::map<std::string, CUdeviceptr>& buffers, prepared_launch& l) {
+  std::vector<size_t> sizes;
+  for (size_t i = 0;; ++i) {
+    size_t offset = 0, size = 0;
+    if (cuFuncGetParamInfo(l.function, i, &offset, &size) != CUDA_SUCCESS) break;
+    sizes.push_back(size);
+  }
+  if (sizes.size() != spec.params.size())
+    return "the kernel has " + std::to_string(sizes.size()) + " parameters but the manifest binds " +
+           std::to_string(spec.params.size());
+  l.storage.resize(sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    std::memset(l.storage[i].bytes, 0, sizeof l.storage[i].bytes);
+    if (sizes[i] > sizeof l.storage[i].bytes)
+      return "parameter " + std::to_string(i) + " is " + std::to_string(sizes[i]) + " bytes (max 128)";
+    std::string e = bind_param(spec.params[i], sizes[i], t, s, buffers, l.storage[i].bytes);
+    if (!e.empty()) return "parameter " + std::to_string(i) + " " + e;
+    l.args.push_back(l.storage[i].bytes);
+  }
+  return "";
+}
+
+// Whether a cluster launch of `l` can be scheduled at all (a cluster of one
+// block needs no check): what is wrong, or "".
+std::string check_cluster(const prepared_launch& l, int64_t threads, int64_t shared_bytes) {
+  const int cluster_size = int(l.cluster[0] * l.cluster[1] * l.cluster[2]);
+  if (cluster_size <= 1) return "";
+  if (cluster_size > 8) cuFuncSetAttribute(l.function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = l.cluster[0];
+  attr.value.clusterDim.y = l.cluster[1];
+  attr.value.clusterDim.z = l.cluster[2];
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = l.grid[0];
+  cfg.gridDimY = l.grid[1];
+  cfg.gridDimZ = l.grid[2];
+  cfg.blockDimX = l.block[0];
+  cfg.blockDimY = l.block[1];
+  cfg.blockDimZ = l.block[2];
+  cfg.sharedMemBytes = l.shared_bytes;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  int clusters = 0;
+  CUresult r = cuOccupancyMaxActiveClusters(&clusters, l.function, &cfg);
+  if (r != CUDA_SUCCESS || clusters == 0)
+    return "a cluster of " + list(l.cluster, 3) + " blocks with " + std::to_string(shared_bytes) +
+           " bytes of shared memory and " + std::to_string(threads) + " threads each cannot be scheduled on this GPU" +
+           (r != CUDA_SUCCESS ? " (" + describe(r) + ")" : "");
+  return "";
+}
+
 }  // namespace
 
 device_limits query_limits(CUdevice device) {
@@ -222,52 +277,8 @@ launch_plan prepare_launches(CUmodule module, const manifest& m, const task& t, 
                     " bytes of dynamic shared memory for it (" + std::to_string(static_shared) +
                     " static): " + describe(e));
 
-    // Parameters: the kernel's real layout against the manifest.
-    std::vector<size_t> sizes;
-    for (size_t i = 0;; ++i) {
-      size_t offset = 0, size = 0;
-      if (cuFuncGetParamInfo(l.function, i, &offset, &size) != CUDA_SUCCESS) break;
-      sizes.push_back(size);
-    }
-    if (sizes.size() != spec.params.size())
-      return refuse("the kernel has " + std::to_string(sizes.size()) + " parameters but the manifest binds " +
-                    std::to_string(spec.params.size()));
-    l.storage.resize(sizes.size());
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      std::memset(l.storage[i].bytes, 0, sizeof l.storage[i].bytes);
-      if (sizes[i] > sizeof l.storage[i].bytes)
-        return refuse("parameter " + std::to_string(i) + " is " + std::to_string(sizes[i]) + " bytes (max 128)");
-      std::string e = bind_param(spec.params[i], sizes[i], t, s, buffers, l.storage[i].bytes);
-      if (!e.empty()) return refuse("parameter " + std::to_string(i) + " " + e);
-      l.args.push_back(l.storage[i].bytes);
-    }
-
-    int cluster_size = int(l.cluster[0] * l.cluster[1] * l.cluster[2]);
-    if (cluster_size > 1) {
-      if (cluster_size > 8) cuFuncSetAttribute(l.function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
-      CUlaunchAttribute attr{};
-      attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-      attr.value.clusterDim.x = l.cluster[0];
-      attr.value.clusterDim.y = l.cluster[1];
-      attr.value.clusterDim.z = l.cluster[2];
-      CUlaunchConfig cfg{};
-      cfg.gridDimX = l.grid[0];
-      cfg.gridDimY = l.grid[1];
-      cfg.gridDimZ = l.grid[2];
-      cfg.blockDimX = l.block[0];
-      cfg.blockDimY = l.block[1];
-      cfg.blockDimZ = l.block[2];
-      cfg.sharedMemBytes = l.shared_bytes;
-      cfg.attrs = &attr;
-      cfg.numAttrs = 1;
-      int clusters = 0;
-      CUresult r = cuOccupancyMaxActiveClusters(&clusters, l.function, &cfg);
-      if (r != CUDA_SUCCESS || clusters == 0)
-        return refuse("a cluster of " + list(l.cluster, 3) + " blocks with " + std::to_string(dyn + static_shared) +
-                      " bytes of shared memory and " + std::to_string(threads) +
-                      " threads each cannot be scheduled on this GPU" +
-                      (r != CUDA_SUCCESS ? " (" + describe(r) + ")" : ""));
-    }
+    if (std::string e = bind_params(spec, t, s, buffers, l); !e.empty()) return refuse(e);
+    if (std::string e = check_cluster(l, threads, dyn + static_shared); !e.empty()) return refuse(e);
     plan.launches.push_back(std::move(l));
   }
   return plan;

@@ -40,23 +40,60 @@ void on_fatal_signal(int sig) {
   ::raise(sig);
 }
 
+// The worker's command line (written by the supervisor, worker_process.cpp).
+struct worker_args {
+  int device = 0;
+  double known_peak = 0, known_copy = 0;
+  bool spare = false, wait_for_gpu = false, context_ungated = false;
+};
+
+worker_args parse_args(int argc, char** argv) {
+  worker_args a;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--spare") == 0) a.spare = true;
+    if (std::strcmp(argv[i], "--wait-for-gpu") == 0) a.wait_for_gpu = true;
+    if (std::strcmp(argv[i], "--context-ungated") == 0) a.context_ungated = true;
+  }
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--device") == 0) a.device = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--peak-tflops") == 0) a.known_peak = std::atof(argv[i + 1]);
+    if (std::strcmp(argv[i], "--copy-gbps") == 0) a.known_copy = std::atof(argv[i + 1]);
+  }
+  return a;
+}
+
+// One job line from the supervisor, run: its result, or the harness's own
+// failure as the evaluator's error.
+protocol::worker_result run_line(gpu::worker_state& w, gpu::reference_cache& refs, const std::string& line) {
+  protocol::worker_result res;
+  try {
+    auto j = nlohmann::json::parse(line);
+    res.id = j.value("id", uint64_t(0));
+    protocol::worker_job job = protocol::job_from_json(j);
+    res = gpu::run_job(w, refs, job);
+  } catch (const gpu::cuda_error& e) {
+    // A CUDA call of the harness itself failed (not a launch of the
+    // candidate, whose failures are values): the evaluator's error. It may
+    // follow the candidate's damage to the context, so the supervisor retries
+    // once on a fresh worker before it says so.
+    res.partial.stages[stage::runtime] = {stage_status::error, std::string("worker error: ") + e.what(), 0.0};
+    res.context_lost = e.sticky;
+    res.dynamic.error = "not reached: worker error";
+  } catch (const std::exception& e) {
+    res.partial.stages[stage::runtime] = {stage_status::error, std::string("worker error: ") + e.what(), 0.0};
+    res.dynamic.error = "not reached: worker error";
+  }
+  return res;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, on_fatal_signal);
-  int device = 0;
-  double known_peak = 0, known_copy = 0;
-  bool spare = false, wait_for_gpu = false, context_ungated = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--spare") == 0) spare = true;
-    if (std::strcmp(argv[i], "--wait-for-gpu") == 0) wait_for_gpu = true;
-    if (std::strcmp(argv[i], "--context-ungated") == 0) context_ungated = true;
-  }
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--device") == 0) device = std::atoi(argv[i + 1]);
-    if (std::strcmp(argv[i], "--peak-tflops") == 0) known_peak = std::atof(argv[i + 1]);
-    if (std::strcmp(argv[i], "--copy-gbps") == 0) known_copy = std::atof(argv[i + 1]);
-  }
+  const worker_args args = parse_args(argc, argv);
+  const int device = args.device;
+  const double known_peak = args.known_peak, known_copy = args.known_copy;
+  const bool spare = args.spare, wait_for_gpu = args.wait_for_gpu, context_ungated = args.context_ungated;
   // Only protocol lines go to the supervisor: anything a library prints to
   // stdout is diverted to stderr.
   int out = ::dup(1);
@@ -121,24 +158,7 @@ int main(int argc, char** argv) {
   w.await_go = [&] { ask_and_wait("ready_to_time"); };
   w.gpu_idle = [&] { send({{"type", "gpu_idle"}}); };
   while (in.read_line(line, -1) == protocol::line_reader::status::line) {
-    protocol::worker_result res;
-    try {
-      auto j = nlohmann::json::parse(line);
-      res.id = j.value("id", uint64_t(0));
-      protocol::worker_job job = protocol::job_from_json(j);
-      res = gpu::run_job(w, refs, job);
-    } catch (const gpu::cuda_error& e) {
-      // A CUDA call of the harness itself failed (not a launch of the
-      // candidate, whose failures are values): the evaluator's error. It may
-      // follow the candidate's damage to the context, so the supervisor retries
-      // once on a fresh worker before it says so.
-      res.partial.stages[stage::runtime] = {stage_status::error, std::string("worker error: ") + e.what(), 0.0};
-      res.context_lost = e.sticky;
-      res.dynamic.error = "not reached: worker error";
-    } catch (const std::exception& e) {
-      res.partial.stages[stage::runtime] = {stage_status::error, std::string("worker error: ") + e.what(), 0.0};
-      res.dynamic.error = "not reached: worker error";
-    }
+    const protocol::worker_result res = run_line(w, refs, line);
     send(protocol::to_json(res));
     if (res.context_lost) std::_Exit(3);  // no cleanup on a lost context: it could only fail or hang
     if (res.recycle) std::_Exit(0);       // see worker_result::recycle

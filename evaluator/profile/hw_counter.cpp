@@ -122,6 +122,56 @@ std::vector<uint8_t> counter_data_image(CUpti_RangeProfiler_Object* profiler, st
   return image;
 }
 
+// The configuration and the counter data image, for user ranges replayed by
+// the caller (one nesting level, at most `max_ranges` ranges a pass).
+void set_config(CUpti_RangeProfiler_Object* profiler, std::vector<uint8_t>& config, std::vector<uint8_t>& data,
+                size_t max_ranges) {
+  CUpti_RangeProfiler_SetConfig_Params set{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+  set.pRangeProfilerObject = profiler;
+  set.configSize = config.size();
+  set.pConfig = config.data();
+  set.counterDataImageSize = data.size();
+  set.pCounterDataImage = data.data();
+  set.range = CUPTI_UserRange;
+  set.replayMode = CUPTI_UserReplay;
+  set.maxRangesPerPass = max_ranges;
+  set.numNestingLevels = 1;
+  set.minNestingLevel = 1;
+  set.passIndex = 0;
+  set.targetNestingLevel = 1;
+  check(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig");
+}
+
+// Decodes the passes into `data` and evaluates every range's metrics into
+// `result` (values per range, named by the caller's first-pass names).
+void decode_ranges(CUpti_RangeProfiler_Object* profiler, CUpti_Profiler_Host_Object* host, std::vector<uint8_t>& data,
+                   std::vector<const char*>& names, const std::vector<std::string>& first_pass_names,
+                   hw_count_result& result) {
+  CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+  decode.pRangeProfilerObject = profiler;
+  check(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
+  if (decode.numOfRangeDropped > 0)
+    throw hw_failure(std::to_string(decode.numOfRangeDropped) + " ranges dropped by the profiler", false);
+  CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+  info.pCounterDataImage = data.data();
+  info.counterDataImageSize = data.size();
+  check(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
+  for (size_t r = 0; r < info.numTotalRanges; ++r) {
+    std::vector<double> values(names.size(), 0.0);
+    CUpti_Profiler_Host_EvaluateToGpuValues_Params eval{CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+    eval.pHostObject = host;
+    eval.pCounterDataImage = data.data();
+    eval.counterDataImageSize = data.size();
+    eval.rangeIndex = r;
+    eval.ppMetricNames = names.data();
+    eval.numMetrics = names.size();
+    eval.pMetricValues = values.data();
+    check(cuptiProfilerHostEvaluateToGpuValues(&eval), "cuptiProfilerHostEvaluateToGpuValues");
+    result.values.push_back(std::move(values));
+    result.range_names.push_back(r < first_pass_names.size() ? first_pass_names[r] : std::to_string(r));
+  }
+}
+
 double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
@@ -171,20 +221,7 @@ hw_count_result count_hardware(CUcontext context, const std::vector<std::string>
     std::deque<std::string> names_pushed;
     range_profiler profiler(context);
     std::vector<uint8_t> data = counter_data_image(profiler.get(), names, max_ranges);
-    CUpti_RangeProfiler_SetConfig_Params set{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
-    set.pRangeProfilerObject = profiler.get();
-    set.configSize = config.size();
-    set.pConfig = config.data();
-    set.counterDataImageSize = data.size();
-    set.pCounterDataImage = data.data();
-    set.range = CUPTI_UserRange;
-    set.replayMode = CUPTI_UserReplay;
-    set.maxRangesPerPass = max_ranges;
-    set.numNestingLevels = 1;
-    set.minNestingLevel = 1;
-    set.passIndex = 0;
-    set.targetNestingLevel = 1;
-    check(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig");
+    set_config(profiler.get(), config, data, max_ranges);
     auto t1 = clock::now();
     result.setup_ms = ms_between(t0, t1);
 
@@ -225,29 +262,7 @@ hw_count_result count_hardware(CUcontext context, const std::vector<std::string>
     }
     auto t2 = clock::now();
     result.run_ms = ms_between(t1, t2);
-    CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
-    decode.pRangeProfilerObject = profiler.get();
-    check(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
-    if (decode.numOfRangeDropped > 0)
-      throw hw_failure(std::to_string(decode.numOfRangeDropped) + " ranges dropped by the profiler", false);
-    CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
-    info.pCounterDataImage = data.data();
-    info.counterDataImageSize = data.size();
-    check(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
-    for (size_t r = 0; r < info.numTotalRanges; ++r) {
-      std::vector<double> values(metrics.size(), 0.0);
-      CUpti_Profiler_Host_EvaluateToGpuValues_Params eval{CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
-      eval.pHostObject = host.get();
-      eval.pCounterDataImage = data.data();
-      eval.counterDataImageSize = data.size();
-      eval.rangeIndex = r;
-      eval.ppMetricNames = names.data();
-      eval.numMetrics = names.size();
-      eval.pMetricValues = values.data();
-      check(cuptiProfilerHostEvaluateToGpuValues(&eval), "cuptiProfilerHostEvaluateToGpuValues");
-      result.values.push_back(std::move(values));
-      result.range_names.push_back(r < first_pass_names.size() ? first_pass_names[r] : std::to_string(r));
-    }
+    decode_ranges(profiler.get(), host.get(), data, names, first_pass_names, result);
     result.decode_ms = ms_between(t2, clock::now());
     result.ok = true;
   } catch (const hw_failure& e) {
