@@ -21,7 +21,7 @@
 #   PTXBENCH_SUITE_EVALD_ARGS arguments of the evald benchmark (default: --n 10 --batch 16 --rounds 2 --width 4)
 #   PTXBENCH_SUITE_{TEST,BENCH,NCU}_LIMIT   seconds allowed per step (90, 60, 40)
 #   PTXBENCH_SUITE_ONLY="gpu_tests gpu_busy ..."  run only the steps named (for a call short of device time)
-#   PTXBENCH_SUITE_PACK=FILE  also packs every log of $OUT into FILE (.tar.gz), for a
+#   PTXBENCH_SUITE_PACK=FILE  also packs every log of $OUT into FILE (.tar.gz), after every step and at the end, for a
 #                             machine that returns few files
 set -u
 cd "$(dirname "$0")/.."
@@ -64,8 +64,10 @@ run() { # name timeout_s command...
   local t0=$(date +%s%N)
   timeout --kill-after=5 "$limit" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
-  printf "%s rc=%d %d ms\n" "$name" "$rc" "$(( ($(date +%s%N) - t0) / 1000000 ))" >> "$OUT/steps.txt"
+  printf "%s rc=%d %d ms\n" "$name" "$rc" "$(( ($(date +%s%N) - t0) / 1000000 ))" | tee -a "$OUT/steps.txt"
   [ "$rc" -ne 0 ] && failed_steps+=("$name (rc=$rc)")
+  # Packed after every step too, so a call cut short by an outer timeout still returns what ran.
+  [ -n "${PTXBENCH_SUITE_PACK:-}" ] && tar czf "$PTXBENCH_SUITE_PACK" -C "$(dirname "$OUT")" "$(basename "$OUT")" 2> /dev/null
   return 0
 }
 
