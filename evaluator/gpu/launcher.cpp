@@ -173,13 +173,9 @@ std::string bind_params(const launch_spec& spec, const task& t, const size_point
   return "";
 }
 
-// Whether a cluster launch of `l` can be scheduled at all (a cluster of one
-// block needs no check): what is wrong, or "".
-std::string check_cluster(const prepared_launch& l, int64_t threads, int64_t shared_bytes) {
-  const int cluster_size = int(l.cluster[0] * l.cluster[1] * l.cluster[2]);
-  if (cluster_size <= 1) return "";
-  if (cluster_size > 8) cuFuncSetAttribute(l.function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
-  CUlaunchAttribute attr{};
+// The launch configuration of `l` with its cluster dimensions as the one
+// attribute (`attr`, which must outlive the configuration).
+CUlaunchConfig cluster_launch_config(const prepared_launch& l, CUstream stream, CUlaunchAttribute& attr) {
   attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
   attr.value.clusterDim.x = l.cluster[0];
   attr.value.clusterDim.y = l.cluster[1];
@@ -192,8 +188,20 @@ std::string check_cluster(const prepared_launch& l, int64_t threads, int64_t sha
   cfg.blockDimY = l.block[1];
   cfg.blockDimZ = l.block[2];
   cfg.sharedMemBytes = l.shared_bytes;
+  cfg.hStream = stream;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
+  return cfg;
+}
+
+// Whether a cluster launch of `l` can be scheduled at all (a cluster of one
+// block needs no check): what is wrong, or "".
+std::string check_cluster(const prepared_launch& l, int64_t threads, int64_t shared_bytes) {
+  const int cluster_size = int(l.cluster[0] * l.cluster[1] * l.cluster[2]);
+  if (cluster_size <= 1) return "";
+  if (cluster_size > 8) cuFuncSetAttribute(l.function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+  CUlaunchAttribute attr{};
+  const CUlaunchConfig cfg = cluster_launch_config(l, nullptr, attr);
   int clusters = 0;
   CUresult r = cuOccupancyMaxActiveClusters(&clusters, l.function, &cfg);
   if (r != CUDA_SUCCESS || clusters == 0)
@@ -291,23 +299,7 @@ CUresult enqueue(prepared_launch& l, CUstream stream) {
     return cuLaunchKernel(l.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
                           l.shared_bytes, stream, l.args.data(), nullptr);
   CUlaunchAttribute attr{};
-  CUlaunchConfig cfg{};
-  cfg.gridDimX = l.grid[0];
-  cfg.gridDimY = l.grid[1];
-  cfg.gridDimZ = l.grid[2];
-  cfg.blockDimX = l.block[0];
-  cfg.blockDimY = l.block[1];
-  cfg.blockDimZ = l.block[2];
-  cfg.sharedMemBytes = l.shared_bytes;
-  cfg.hStream = stream;
-  if (l.cluster[0] * l.cluster[1] * l.cluster[2] > 1) {
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = l.cluster[0];
-    attr.value.clusterDim.y = l.cluster[1];
-    attr.value.clusterDim.z = l.cluster[2];
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-  }
+  const CUlaunchConfig cfg = cluster_launch_config(l, stream, attr);
   return cuLaunchKernelEx(&cfg, l.function, l.args.data(), nullptr);
 }
 
