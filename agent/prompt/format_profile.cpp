@@ -37,8 +37,9 @@ void kernel_table(const profile_report& p, std::ostringstream& o) {
 // The waits on local memory, with the lines that wait most: first when they
 // outweigh the hottest line (leads_with_local_memory), else after the lines.
 void local_memory(const profile_report& p, std::ostringstream& o) {
-  o << "Local memory: " << num(100.0 * p.local_wait_share, "%.0f") << "% of samples wait on local-memory loads, over "
-    << p.local_wait_lines << " lines (registers spilled by ptxas, or .local arrays)";
+  const std::string words = local_memory_words(p);
+  if (words.empty()) return;
+  o << "Local memory: " << words;
   for (size_t i = 0; i < p.local_wait_top.size() && i < 3; ++i) {
     const profile_line& l = p.local_wait_top[i];
     o << (i == 0 ? "; most at " : ", ") << "line " << l.line << " `" << l.text << "` ("
@@ -71,7 +72,7 @@ std::string format_profile(const profile_report& p, size_t top_lines) {
       o << "- line " << l.line << " `" << l.text << "`: " << b << ", mostly " << l.stall_words << " ("
         << num(100.0 * l.stall_share, "%.0f") << "% of its samples)\n";
     }
-    if (!local_first && p.local_wait_share >= 0.05) local_memory(p, o);
+    if (!local_first) local_memory(p, o);
   } else {
     o << "Stall reasons per line: not available (" << (p.lines_error.empty() ? "not measured" : p.lines_error) << ").\n";
   }

@@ -103,10 +103,9 @@ std::vector<std::string> split_lines(const std::string& text) {
 // most, linked to the listing: the feedback's own paragraph, placed where the
 // feedback places it (leads_with_local_memory).
 std::string local_memory_line(const profile_report& p, const std::function<std::string(int)>& link) {
-  if (p.local_wait_share < 0.05) return "";
-  std::string out = "<p class=\"local-memory\"><b>local memory:</b> " + share_text(p.local_wait_share) +
-                    " of samples wait on local-memory loads, over " + std::to_string(p.local_wait_lines) +
-                    " lines (registers spilled by ptxas, or .local arrays)";
+  const std::string words = local_memory_words(p);
+  if (words.empty()) return "";
+  std::string out = "<p class=\"local-memory\"><b>local memory:</b> " + html_escape(words);
   for (size_t i = 0; i < p.local_wait_top.size() && i < 3; ++i)
     out += (i == 0 ? "; most at " : ", ") + link(p.local_wait_top[i].line) + " <code>" +
            html_escape(p.local_wait_top[i].text) + "</code> (" + share_text(p.local_wait_top[i].share) + ")";

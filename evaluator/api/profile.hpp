@@ -96,6 +96,19 @@ inline bool leads_with_local_memory(const profile_report& p) {
          (p.lines.empty() || p.local_wait_share > p.lines.front().share);
 }
 
+// The waits on local memory in words, for feedback and the viewer alike:
+// "45% of samples wait on local-memory loads, over 128 lines (registers
+// spilled by ptxas, or .local arrays)". Empty under 5% (or not a number).
+inline std::string local_memory_words(const profile_report& p) {
+  if (!(p.local_wait_share >= 0.05)) return "";
+  char b[200];
+  std::snprintf(b, sizeof b,
+                "%.0f%% of samples wait on local-memory loads, over %d lines (registers spilled by ptxas, or .local "
+                "arrays)",
+                100.0 * p.local_wait_share, p.local_wait_lines);
+  return b;
+}
+
 // The roofline in words, for feedback and the viewer alike: "arithmetic
 // intensity ... (compute-bound on this GPU); <who> <reach> N TFLOP/s of ...".
 // Empty when the roofline was not measured.

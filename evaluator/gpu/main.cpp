@@ -91,9 +91,6 @@ protocol::worker_result run_line(gpu::worker_state& w, gpu::reference_cache& ref
 int main(int argc, char** argv) {
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, on_fatal_signal);
   const worker_args args = parse_args(argc, argv);
-  const int device = args.device;
-  const double known_peak = args.known_peak, known_copy = args.known_copy;
-  const bool spare = args.spare, wait_for_gpu = args.wait_for_gpu, context_ungated = args.context_ungated;
   // Only protocol lines go to the supervisor: anything a library prints to
   // stdout is diverted to stderr.
   int out = ::dup(1);
@@ -116,7 +113,7 @@ int main(int argc, char** argv) {
   using clock = std::chrono::steady_clock;
   try {
     auto t0 = clock::now();
-    gpu::init_driver(w, device);
+    gpu::init_driver(w, args.device);
     w.hello.start_ms["driver"] = ms_since(t0);
     // Everything up to here (exec, the libraries, cuInit) leaves the GPU
     // alone; the warm-up does not, so with --wait-for-gpu the worker asks
@@ -128,12 +125,12 @@ int main(int argc, char** argv) {
       ask_and_wait("ready_to_start");
       w.hello.start_ms["wait"] = ms_since(asked);
     };
-    if (wait_for_gpu && !context_ungated) ask();
+    if (args.wait_for_gpu && !args.context_ungated) ask();
     t0 = clock::now();
-    gpu::init_worker(w, device, known_peak, known_copy);
+    gpu::init_worker(w, args.device, args.known_peak, args.known_copy);
     w.hello.start_ms["context"] = ms_since(t0);
-    if (wait_for_gpu && context_ungated) ask();
-    if (spare) {
+    if (args.wait_for_gpu && args.context_ungated) ask();
+    if (args.spare) {
       t0 = clock::now();
       gpu::warm_reference_gemms(w);
       w.hello.start_ms["warm"] = ms_since(t0);

@@ -10,6 +10,11 @@
 
 namespace ptxbench {
 
+namespace {
+// A long-scoreboard wait on a local-memory load, in words.
+constexpr const char* k_local_wait_words = "waiting on a local-memory load (registers spilled by ptxas, or a .local array)";
+}  // namespace
+
 std::string stall_short_name(const std::string& cupti_name) {
   std::string s = cupti_name;
   for (const char* prefix : {"smsp__pcsamp_warps_issue_stalled_", "smsp__pcsamp_"})
@@ -195,11 +200,11 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
     // Waits on local memory are spills (or a .local array): say so, the fix
     // differs from that of a slow global load.
     if (l.stall == "long_scoreboard" && local_waits.count(line) && 2 * local_waits.at(line) >= stalls.at(l.stall))
-      l.stall_words = "waiting on a local-memory load (registers spilled by ptxas, or a .local array)";
+      l.stall_words = k_local_wait_words;
     out.lines.push_back(std::move(l));
   }
-  std::stable_sort(out.lines.begin(), out.lines.end(),
-                   [](const profile_line& a, const profile_line& b) { return a.samples > b.samples; });
+  const auto most_samples_first = [](const profile_line& a, const profile_line& b) { return a.samples > b.samples; };
+  std::stable_sort(out.lines.begin(), out.lines.end(), most_samples_first);
   if (out.lines.size() > top) out.lines.resize(top);
   for (const auto& [line, n] : local_waits) {
     profile_line l;
@@ -208,14 +213,13 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
     l.samples = n;
     l.share = double(n) / double(total);
     l.stall = "long_scoreboard";
-    l.stall_words = "waiting on a local-memory load (registers spilled by ptxas, or a .local array)";
+    l.stall_words = k_local_wait_words;
     uint64_t at_line = 0;
     for (const auto& [reason, m] : by_line.at(line)) at_line += m;
     l.stall_share = at_line ? double(n) / double(at_line) : 0;
     out.local_wait_top.push_back(std::move(l));
   }
-  std::stable_sort(out.local_wait_top.begin(), out.local_wait_top.end(),
-                   [](const profile_line& a, const profile_line& b) { return a.samples > b.samples; });
+  std::stable_sort(out.local_wait_top.begin(), out.local_wait_top.end(), most_samples_first);
   if (out.local_wait_top.size() > 5) out.local_wait_top.resize(5);
   out.ran = true;
 }
