@@ -91,6 +91,7 @@ protocol::worker_result run_line(gpu::worker_state& w, gpu::reference_cache& ref
 int main(int argc, char** argv) {
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, on_fatal_signal);
   const worker_args args = parse_args(argc, argv);
+  protocol::exit_when_orphaned();  // a supervisor gone for good leaves no worker (nor kernel) behind
   // Only protocol lines go to the supervisor: anything a library prints to
   // stdout is diverted to stderr.
   int out = ::dup(1);

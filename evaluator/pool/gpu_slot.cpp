@@ -318,11 +318,12 @@ std::unique_ptr<worker_process> gpu_slot::take_spare(std::string& error) {
   return w;
 }
 
-job_outcome gpu_slot::count(const protocol::worker_job& job, std::string& start_error) {
+job_outcome gpu_slot::count(const protocol::worker_job& job, std::string& start_error,
+                            const std::atomic<bool>* stop) {
   start_error.clear();
   auto w = take_spare(start_error);
   if (!w) return {};
-  return run_counted(*w, job);
+  return run_counted(*w, job, stop);
 }
 
 std::vector<job_outcome> gpu_slot::count_series(const std::function<std::optional<protocol::worker_job>(size_t)>& next,
@@ -340,7 +341,7 @@ std::vector<job_outcome> gpu_slot::count_series(const std::function<std::optiona
   return out;
 }
 
-job_outcome gpu_slot::run_counted(worker_process& w, const protocol::worker_job& job) {
+job_outcome gpu_slot::run_counted(worker_process& w, const protocol::worker_job& job, const std::atomic<bool>* stop) {
   // The pass holds the GPU (shared) only for its parts that use it: the
   // worker asks before each and says when one is over (its CUPTI set-up in
   // between runs while another job may time). Busy time counts the held parts.
@@ -365,7 +366,7 @@ job_outcome gpu_slot::run_counted(worker_process& w, const protocol::worker_job&
           enter_busy();
           since = std::chrono::steady_clock::now();
         },
-        release);
+        release, stop);
   } catch (...) {
     release();  // a stuck shared hold would keep every later timing waiting
     throw;

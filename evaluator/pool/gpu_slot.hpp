@@ -21,6 +21,7 @@
 //
 // A worker that timed out, crashed or lost its CUDA context is replaced
 // before the next job runs on this GPU.
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -77,8 +78,11 @@ class gpu_slot {
   // outcome is `died`. Thread-safe.
   job_outcome run(const protocol::worker_job& job, std::string& restart_error, int* main_used = nullptr);
   // Runs a counting job on a spare worker (which exits afterwards); several
-  // may run at once. `start_error` says why no worker could be had. Thread-safe.
-  job_outcome count(const protocol::worker_job& job, std::string& start_error);
+  // may run at once. `start_error` says why no worker could be had. With
+  // `stop`, the pass ends (its worker killed) once the flag is set: its counts
+  // are no longer wanted. Thread-safe.
+  job_outcome count(const protocol::worker_job& job, std::string& start_error,
+                    const std::atomic<bool>* stop = nullptr);
   // Runs jobs one after another on one spare: `next(i)` gives the i-th (it may
   // wait for what the job needs; nullopt ends the series), asked for once the
   // one before ended with a result. The profiling pass's two parts share a
@@ -110,7 +114,7 @@ class gpu_slot {
   void keep_spares();
   std::unique_ptr<worker_process> new_spare() const;
   std::unique_ptr<worker_process> take_spare(std::string& error);
-  job_outcome run_counted(worker_process& w, const protocol::worker_job& job);
+  job_outcome run_counted(worker_process& w, const protocol::worker_job& job, const std::atomic<bool>* stop = nullptr);
   // Starts `w`, taking the gate (shared) only for the part that uses the GPU.
   worker_start start_gated(worker_process& w, bool spare);
   void enter_busy();

@@ -294,7 +294,8 @@ class local_evaluator final : public evaluator {
   std::string count_instructions(gpu_slot& slot, const protocol::worker_job& main, const manifest& m,
                                  std::vector<size_counts>& counted, std::string& output_error,
                                  std::string& candidate_failure, hw_outcome& hw,
-                                 std::vector<counting_pass_time>& times, std::vector<pass_steps>& steps) {
+                                 std::vector<counting_pass_time>& times, std::vector<pass_steps>& steps,
+                                 const std::atomic<bool>* stop = nullptr) {
     std::vector<int> sizes = counted_size_indexes(main.t);
     struct pass {
       size_t size_slot;
@@ -312,7 +313,7 @@ class local_evaluator final : public evaluator {
         job.count_launch = int(l);
         job.count_size = sizes[k];
         passes.push_back(
-            {k, int(l), std::async(std::launch::async, [this, &slot, job] { return run_pass(slot, job); })});
+            {k, int(l), std::async(std::launch::async, [this, &slot, job, stop] { return run_pass(slot, job, stop); })});
       }
     }
     hw = hw_outcome{};
@@ -322,7 +323,7 @@ class local_evaluator final : public evaluator {
       job.count_size = sizes.back();  // the timed size
       hw.asked = true;
       passes.push_back({counted.size() - 1, -1,
-                        std::async(std::launch::async, [this, &slot, job] { return run_pass(slot, job); })});
+                        std::async(std::launch::async, [this, &slot, job, stop] { return run_pass(slot, job, stop); })});
     }
     std::string error;
     for (auto& p : passes) {
@@ -358,7 +359,8 @@ class local_evaluator final : public evaluator {
   }
 
   // One counting pass, and its retry on a fresh spare when the candidate broke
-  // it (never when the evaluator could not count: that is unverified).
+  // it (never when the evaluator could not count: that is unverified, nor
+  // when the pass was stopped because its counts were no longer wanted).
   struct pass_result {
     job_outcome outcome;  // the last attempt's
     std::string why;      // "" when counted
@@ -366,28 +368,28 @@ class local_evaluator final : public evaluator {
     std::vector<std::pair<job_outcome, clock_type::time_point>> attempts;  // trails and times only
     double wall_ms = 0;
   };
-  pass_result run_pass(gpu_slot& slot, protocol::worker_job job) {
+  pass_result run_pass(gpu_slot& slot, protocol::worker_job job, const std::atomic<bool>* stop) {
     pass_result r;
     const auto t0 = clock_type::now();
     for (int attempt = 0; attempt < 2; ++attempt) {
       job.id = ++m_job_ids;
       std::string start_error;
       const auto asked = clock_type::now();
-      r.outcome = slot.count(job, start_error);
+      r.outcome = slot.count(job, start_error, stop);
       job_outcome times_only;  // the attempt's trail and times, without its counts
       times_only.trail = r.outcome.trail;
       times_only.sent_at = r.outcome.sent_at;
       times_only.result.dynamic.time_ms = r.outcome.result.dynamic.time_ms;
       times_only.result.dynamic.phase_ms = r.outcome.result.dynamic.phase_ms;
       r.attempts.push_back({std::move(times_only), asked});
-      const bool lost = start_error.empty() && r.outcome.end != job_end::result;
+      const bool lost = start_error.empty() && r.outcome.end != job_end::result && r.outcome.end != job_end::stopped;
       // A worker lost while a launch of the candidate ran (the progress named
       // it), or a launch of the candidate that failed: the candidate's.
       std::string candidate = lost && r.outcome.last.launch >= 0 ? r.outcome.cause
                               : !lost && start_error.empty()    ? r.outcome.result.dynamic.candidate_failure
                                                                 : "";
       r.why = !start_error.empty()                   ? start_error
-              : lost                                 ? r.outcome.cause
+              : r.outcome.end != job_end::result    ? r.outcome.cause
               : !r.outcome.result.dynamic.ran        ? r.outcome.result.dynamic.error
                                                      : "";
       if (candidate.empty() || r.why.empty()) break;
@@ -432,12 +434,17 @@ class local_evaluator final : public evaluator {
     // with its speculative passes still running, and they read it (the
     // evaluator crashed in describe_size when it was destroyed first).
     const auto count_job = std::make_shared<const protocol::worker_job>(job);
+    // Set when the passes' counts will not be used (the candidate failed its
+    // checked runs, or the static check): they are stopped, not waited for.
+    // A kernel that hangs would otherwise hold the evaluation for the passes'
+    // own watchdog (60 s) and its retry on a fresh spare.
+    const auto stop_counting = std::make_shared<std::atomic<bool>>(false);
     std::future<early_counts> early;
     const auto start_counting = [&](gpu_slot& slot) {
-      return std::async(std::launch::async, [this, &slot, count_job, &m] {
+      return std::async(std::launch::async, [this, &slot, count_job, &m, stop_counting] {
         early_counts c;
         c.missing = count_instructions(slot, *count_job, m, c.counted, c.output_error, c.candidate_failure, c.hw,
-                                       c.times, c.steps);
+                                       c.times, c.steps, stop_counting.get());
         return c;
       });
     };
@@ -546,7 +553,10 @@ class local_evaluator final : public evaluator {
         }
       }
     }
-    if (early.valid()) early.wait();  // counts not used (the static check failed): the passes still finish first
+    if (early.valid()) {  // counts not used (the candidate or the static check failed): stop the passes
+      stop_counting->store(true);
+      early.wait();
+    }
     decide_instructions(r, p.sass, req.t, counted, missing, candidate_failure, hw);
   }
 

@@ -24,6 +24,8 @@ using clock_type = std::chrono::steady_clock;
 constexpr double k_job_start_allowance_ms = 60000;
 // Added to every progress allowance: pipe latency and the worker's own bookkeeping.
 constexpr double k_slack_ms = 250;
+// How often a job that may be stopped (run's `stop`) looks at its flag.
+constexpr int k_stop_poll_ms = 50;
 
 std::string temp_dir() {
   const char* t = std::getenv("TMPDIR");
@@ -176,7 +178,7 @@ worker_start worker_process::start(int timeout_ms, const std::function<void()>& 
 }
 
 job_outcome worker_process::run(const protocol::worker_job& job, const std::function<void()>& before_gpu,
-                                const std::function<void()>& after_gpu) {
+                                const std::function<void()>& after_gpu, const std::atomic<bool>* stop) {
   job_outcome out;
   if (!alive()) {
     out.cause = "GPU worker is not running";
@@ -194,7 +196,16 @@ job_outcome worker_process::run(const protocol::worker_job& job, const std::func
   out.trail.push_back({"sending the job", 0.0});
   while (true) {
     int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now()).count());
-    auto st = m_reader->read_line(line, left > 0 ? left : 0);
+    if (stop && stop->load()) {
+      kill_and_reap();
+      out.end = job_end::stopped;
+      out.cause = "stopped by the supervisor" + (out.last.what.empty() ? std::string() : " in " + out.last.what);
+      return out;
+    }
+    // With a stop flag, wake at least every k_stop_poll_ms to look at it.
+    const int wait_ms = std::max(0, stop ? std::min(left, k_stop_poll_ms) : left);
+    auto st = m_reader->read_line(line, wait_ms);
+    if (st == protocol::line_reader::status::timeout && wait_ms < left) continue;
     if (st == protocol::line_reader::status::timeout) {
       kill_and_reap();
       out.end = job_end::timeout;

@@ -7,6 +7,7 @@
 // Not thread-safe: the owning gpu slot serialises calls.
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -24,7 +25,9 @@ struct worker_start {
   protocol::worker_hello hello;
 };
 
-enum class job_end { result, timeout, died };
+// stopped: the supervisor no longer wanted the job (its `stop` flag was set)
+// and killed the worker; nothing in it is the candidate's.
+enum class job_end { result, timeout, died, stopped };
 
 struct job_outcome {
   job_end end = job_end::died;
@@ -69,9 +72,10 @@ class worker_process {
   // counting pass's GPU part), calls `before_gpu` (which may block) and then
   // answers `go`; the watchdog restarts from then. When it says a GPU part is
   // over (`gpu_idle`), calls `after_gpu`. After a timeout or death the process
-  // is gone; alive() is false.
+  // is gone; alive() is false. With `stop`, a job whose flag is set while it
+  // runs is ended at once (the worker killed; end == stopped).
   job_outcome run(const protocol::worker_job& job, const std::function<void()>& before_gpu,
-                  const std::function<void()>& after_gpu = {});
+                  const std::function<void()>& after_gpu = {}, const std::atomic<bool>* stop = nullptr);
   bool alive() const { return m_pid > 0; }
   // Kills the process (if any); the next start() makes a fresh one.
   void stop() { kill_and_reap(); }

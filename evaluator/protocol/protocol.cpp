@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
+#include <thread>
 
 namespace ptxbench::protocol {
 namespace {
@@ -23,6 +25,16 @@ int base64_value(char c) {
 }
 
 }  // namespace
+
+void exit_when_orphaned(int period_ms) {
+  const pid_t parent = ::getppid();
+  std::thread([parent, period_ms] {
+    while (true) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(period_ms));
+      if (::getppid() != parent) std::_Exit(k_orphan_exit_status);
+    }
+  }).detach();
+}
 
 std::string base64_encode(const std::vector<char>& bytes) {
   std::string out;

@@ -55,6 +55,15 @@ class line_reader {
 // Writes `line` plus '\n' fully. Returns false when the peer has gone (EPIPE).
 bool write_line(int fd, const std::string& line);
 
+// For the worker: a thread that ends the process (exit status
+// k_orphan_exit_status) as soon as its parent, the supervisor, is gone —
+// killed, crashed or timed out — whatever the worker's main thread is doing.
+// A kernel that never finishes would otherwise keep the orphan, and the GPU,
+// busy for good (end of file on stdin is not seen while the main thread waits
+// in the driver). Checks every `period_ms`.
+constexpr int k_orphan_exit_status = 70;
+void exit_when_orphaned(int period_ms = 100);
+
 struct worker_hello {
   int device = 0;
   int device_count = 0;

@@ -3,7 +3,9 @@
 // any machine. The behaviour per job is chosen by the task's notes:
 //   fake:ok (default)  runtime and correctness passed; correctness reason "pid N job J"
 //   fake:crash         reports launch 0, then dies of SIGSEGV
-//   fake:hang          reports launch 0 with the job's time limit, then sleeps forever
+//   fake:hang          reports launch 0 with the job's time limit, then sleeps forever;
+//                      its counting jobs report launch 0 under counting with the
+//                      counting pass's allowance (max(60 s, 20 x the limit)), then sleep forever
 //   fake:sticky        reports a sticky CUDA error with context_lost, then exits
 //   fake:error         reports an evaluator error (status error at performance)
 //   fake:error_once:F  the same while file F does not exist (it creates it), else ok:
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
     return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
   };
+  protocol::exit_when_orphaned();
   protocol::line_reader in(0);
   // Sends `ask` and waits for the supervisor's go.
   auto ask_and_wait = [&](const char* ask) {
@@ -118,6 +121,11 @@ int main(int argc, char** argv) {
           in_launch ? "launch 0 under counting at " + size : "setting up the counting pass at " + size,
           job.time_limit_ms, in_launch ? 0 : -1, size}));
       ::raise(SIGSEGV);
+    }
+    if (job.count_only && mode == "hang") {
+      send(protocol::to_json(protocol::worker_progress{"launch 0 under counting at " + size,
+                                                       std::max(60000.0, 20 * job.time_limit_ms), 0, size}));
+      while (true) ::pause();
     }
     if (job.count_only && mode == "count_trap") {
       // The counted launch failed and the worker says so (the candidate's failure).

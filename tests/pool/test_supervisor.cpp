@@ -14,11 +14,14 @@
 #include <thread>
 #include <tuple>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "evaluator/common/files.hpp"
 #include "evaluator/api/local.hpp"
 #include "pool_support.hpp"
+#include "wait_until.hpp"
 
 using namespace ptxbench;
 namespace fs = std::filesystem;
@@ -281,4 +284,50 @@ TEST_CASE("every evaluation draws its own hidden and timing and counting seeds -
   auto req = request("correct_mma_sync", "gemm_bf16_mma_sync", "ok");
   req.hidden_seed = 1234;
   CHECK(ev->evaluate(req).seeds.hidden == 1234);
+}
+
+namespace {
+
+// Whether process `pid` has ended (gone, or a zombie nobody reaped yet).
+bool process_ended(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const size_t close = line.rfind(')');
+  return close == std::string::npos || line.compare(close + 1, 3, " Z ") == 0 || line.compare(close + 1, 3, " X ") == 0;
+}
+
+}  // namespace
+
+TEST_CASE("a worker whose supervisor is killed exits by itself - a hung kernel cannot keep the GPU") {
+  // A shell stands in for the supervisor: it starts the worker with a pipe
+  // for its stdin that this test keeps open (so end of file cannot end it),
+  // writes the worker's pid and becomes `sleep`. Killing it orphans the worker.
+  int in[2];
+  REQUIRE(::pipe(in) == 0);
+  const fs::path pid_file = fs::temp_directory_path() / ("ptxbench-orphan-" + std::to_string(::getpid()));
+  fs::remove(pid_file);
+  const pid_t shell = ::fork();
+  REQUIRE(shell >= 0);
+  if (shell == 0) {
+    ::dup2(in[0], 0);
+    ::close(in[0]);
+    ::close(in[1]);
+    ::execl("/bin/sh", "sh", "-c", R"(exec 3<&0; "$1" <&3 3<&- >/dev/null & echo $! > "$2"; exec sleep 600)", "sh",
+            PTXBENCH_FAKE_WORKER, pid_file.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  pid_t worker = 0;
+  REQUIRE(test::wait_until([&] { return (std::ifstream(pid_file) >> worker) && worker > 0; }, std::chrono::seconds(10)));
+  fs::remove(pid_file);
+  // Alive while its supervisor is: its stdin is open and it waits for a job.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK_FALSE(process_ended(worker));
+  ::kill(shell, SIGKILL);
+  ::waitpid(shell, nullptr, 0);
+  const bool ended = test::wait_until([&] { return process_ended(worker); }, std::chrono::seconds(5));
+  if (!ended) ::kill(worker, SIGKILL);
+  CHECK_MESSAGE(ended, "the orphaned worker " << worker << " kept running");
+  ::close(in[1]);
 }
