@@ -79,5 +79,11 @@ struct line_mapped_module {
   std::string problem;
 };
 line_mapped_module compile_with_line_info(const std::string& ptx, const std::string& arch);
+// The same in two steps, for a caller that can use the cubin before its map
+// (the profiling pass samples while the map is made): the compile alone (map
+// left empty), then the map of `lm.compiled` (two nvdisasm runs, side by
+// side), which sets `lm.map` or `lm.problem`.
+line_mapped_module compile_line_info_copy(const std::string& ptx, const std::string& arch);
+void map_line_info(line_mapped_module& lm, const std::string& ptx);
 
 }  // namespace ptxbench

@@ -3,6 +3,7 @@
 // before the instructions they cover (the form the PC-sampling probe on the
 // H200 was mapped with).
 #include <chrono>
+#include <future>
 #include <string_view>
 
 #include "evaluator/compile/compile_backends.hpp"
@@ -283,7 +284,7 @@ int place_warpgroup_mmas(sass_line_map& map, const std::vector<sass_instruction>
 
 }  // namespace
 
-line_mapped_module compile_with_line_info(const std::string& ptx, const std::string& arch) {
+line_mapped_module compile_line_info_copy(const std::string& ptx, const std::string& arch) {
   line_mapped_module out;
   const line_annotated_ptx annotated = add_line_info(ptx);
   if (!annotated.problem.empty()) {
@@ -301,30 +302,39 @@ line_mapped_module compile_with_line_info(const std::string& ptx, const std::str
     compile_with_nvjitlink(annotated.ptx, arch, c, true);
   }
   c.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (!c.ok) {
+  if (!c.ok)
     out.problem = "the copy with line info did not compile: " +
                   (c.evaluator_error.empty() ? c.report.log.substr(0, 400) : c.evaluator_error);
-    return out;
+  return out;
+}
+
+void map_line_info(line_mapped_module& lm, const std::string& ptx) {
+  if (!lm.compiled.ok || !lm.problem.empty()) return;
+  // The line table and the listing are two nvdisasm runs of ~0.5 s each: side by side.
+  auto map = std::async(std::launch::async, [&cubin = lm.compiled.cubin] { return sass_line_map_of(cubin); });
+  const sass_listing listing = disassemble(lm.compiled.cubin);
+  lm.map = map.get();
+  if (!lm.map.available) {
+    lm.problem = lm.map.error;
+    return;
   }
-  out.map = sass_line_map_of(c.cubin);
-  if (!out.map.available) {
-    out.problem = out.map.error;
-    return out;
-  }
-  const sass_listing listing = disassemble(c.cubin);
-  if (listing.available) {
-    out.map.placed_by_order += place_warpgroup_mmas(out.map, listing.instructions, ptx);
-    std::map<std::string, std::set<uint64_t>> local_loads;
-    for (const auto& inst : listing.instructions)
-      if (inst.opcode == "LDL") local_loads[inst.function].insert(inst.offset);
-    for (const auto& [function, waits] : awaited_loads(listing.instructions))
-      for (const auto& [consumer, producer] : waits)
-        if (const int line = out.map.line_of(function, producer); line > 0) {
-          out.map.awaited[function][consumer] = line;
-          if (const auto f = local_loads.find(function); f != local_loads.end() && f->second.count(producer))
-            out.map.awaits_local[function].insert(consumer);
-        }
-  }
+  if (!listing.available) return;
+  lm.map.placed_by_order += place_warpgroup_mmas(lm.map, listing.instructions, ptx);
+  std::map<std::string, std::set<uint64_t>> local_loads;
+  for (const auto& inst : listing.instructions)
+    if (inst.opcode == "LDL") local_loads[inst.function].insert(inst.offset);
+  for (const auto& [function, waits] : awaited_loads(listing.instructions))
+    for (const auto& [consumer, producer] : waits)
+      if (const int line = lm.map.line_of(function, producer); line > 0) {
+        lm.map.awaited[function][consumer] = line;
+        if (const auto f = local_loads.find(function); f != local_loads.end() && f->second.count(producer))
+          lm.map.awaits_local[function].insert(consumer);
+      }
+}
+
+line_mapped_module compile_with_line_info(const std::string& ptx, const std::string& arch) {
+  line_mapped_module out = compile_line_info_copy(ptx, arch);
+  map_line_info(out, ptx);
   return out;
 }
 

@@ -70,7 +70,8 @@ struct profile_parts {
 
 // Both parts on one spare, the counters first (one worker start, not two).
 // The counters need no line information: they run on the module as judged
-// while the copy with .loc lines compiles here; sampling waits for that copy.
+// while the copy with .loc lines compiles here; sampling waits for that copy's
+// cubin only, and its map (two nvdisasm runs) is made while it samples.
 // A sampling part that found nothing after the counters in one process runs
 // again on a fresh spare before the lines are given up.
 profile_parts run_parts(gpu_slot& slot, protocol::worker_job job, const std::string& ptx,
@@ -79,15 +80,23 @@ profile_parts run_parts(gpu_slot& slot, protocol::worker_job job, const std::str
   profile_parts out;
   auto line_info = std::async(std::launch::async, [&] {
     const auto c0 = std::chrono::steady_clock::now();
-    line_mapped_module lm = compile_with_line_info(ptx, job.t.arch);
+    line_mapped_module lm = compile_line_info_copy(ptx, job.t.arch);
     return std::make_pair(std::move(lm), ms(std::chrono::steady_clock::now() - c0).count());
   });
+  std::future<double> mapping;
   const auto p0 = std::chrono::steady_clock::now();
   const auto take_compiled = [&] {  // once: get() leaves the future invalid
     if (!line_info.valid()) return;
     auto [lm, compile_ms] = line_info.get();
     out.lm = std::move(lm);
     out.phase_ms["line_info_compile"] = compile_ms;
+    // Reads the cubin and writes only the map and the problem, which nothing
+    // reads before `mapping` is over.
+    mapping = std::async(std::launch::async, [&] {
+      const auto m0 = std::chrono::steady_clock::now();
+      map_line_info(out.lm, ptx);
+      return ms(std::chrono::steady_clock::now() - m0).count();
+    });
   };
   std::string start_error;
   const std::vector<job_outcome> outcomes = slot.count_series(
@@ -104,6 +113,7 @@ profile_parts run_parts(gpu_slot& slot, protocol::worker_job job, const std::str
       start_error);
   if (!out.phase_ms.count("counters")) out.phase_ms["counters"] = ms(std::chrono::steady_clock::now() - p0).count();
   take_compiled();
+  out.phase_ms["line_info_map"] = mapping.get();
   out.counters = raw_of(outcomes, 0, "counters", start_error);
   for (const auto& [phase, v] : out.counters.phase_ms) out.phase_ms["worker_" + phase] = v;
   if (!out.lm.compiled.ok) return out;
