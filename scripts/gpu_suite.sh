@@ -66,6 +66,16 @@ run() { # name timeout_s command...
   local rc=$?
   printf "%s rc=%d %d ms\n" "$name" "$rc" "$(( ($(date +%s%N) - t0) / 1000000 ))" | tee -a "$OUT/steps.txt"
   [ "$rc" -ne 0 ] && failed_steps+=("$name (rc=$rc)")
+  # Workers exit when their supervisor is gone (protocol::exit_when_orphaned); one still here a
+  # second after its step would keep the GPU from the next steps: named, counted as a failure, killed.
+  local left
+  left=$(pgrep -f -c '/ptxbench-worker( |$)' 2> /dev/null || true)
+  if [ "${left:-0}" -gt 0 ]; then sleep 1; left=$(pgrep -f -c '/ptxbench-worker( |$)' 2> /dev/null || true); fi
+  if [ "${left:-0}" -gt 0 ]; then
+    echo "$name left $left worker process(es) behind: killed" | tee -a "$OUT/steps.txt"
+    failed_steps+=("$name (left $left workers)")
+    pkill -9 -f '/ptxbench-worker( |$)' 2> /dev/null || true
+  fi
   # Packed after every step too, so a call cut short by an outer timeout still returns what ran.
   [ -n "${PTXBENCH_SUITE_PACK:-}" ] && tar czf "$PTXBENCH_SUITE_PACK" -C "$(dirname "$OUT")" "$(basename "$OUT")" 2> /dev/null
   return 0
