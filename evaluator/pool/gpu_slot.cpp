@@ -321,6 +321,12 @@ std::unique_ptr<worker_process> gpu_slot::take_spare(std::string& error) {
 job_outcome gpu_slot::count(const protocol::worker_job& job, std::string& start_error,
                             const std::atomic<bool>* stop) {
   start_error.clear();
+  if (stop && stop->load()) {  // not wanted any more: no spare spent on it
+    job_outcome out;
+    out.end = job_end::stopped;
+    out.cause = "stopped by the supervisor before it started";
+    return out;
+  }
   auto w = take_spare(start_error);
   if (!w) return {};
   return run_counted(*w, job, stop);
