@@ -28,7 +28,7 @@ struct unload_at_exit {
 // Returns "" or the launch that failed. Progress names a launch only while it runs.
 std::string run_all(worker_state& w, const protocol::worker_job& job, size_run& run,
                     const std::vector<global_section>& globals, const hw_range_marks* marks) {
-  const double limit_ms = std::max(60000.0, 20 * job.time_limit_ms);
+  const double limit_ms = protocol::pass_allowance_ms(job);
   prepare_buffers(w, job.t, job.m, run, globals);
   PTXB_CU(cuStreamSynchronize(w.stream));
   for (size_t i = 0; i < run.plan.launches.size(); ++i) {
@@ -69,7 +69,7 @@ void counted_hardware(worker_state& w, reference_cache& refs, const protocol::wo
     d.error = "the run before the hardware counters failed: " + f;
     return;
   }
-  w.report("setting up the hardware counters at " + run->size_name, std::max(60000.0, 20 * job.time_limit_ms), -1,
+  w.report("setting up the hardware counters at " + run->size_name, protocol::pass_allowance_ms(job), -1,
            run->size_name);
   CUcontext context = nullptr;
   PTXB_CU(cuCtxGetCurrent(&context));

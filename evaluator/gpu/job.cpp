@@ -85,7 +85,7 @@ std::string counted_run(worker_state& w, reference_cache& refs, const protocol::
   PTXB_CU(cuStreamSynchronize(w.stream));
   lap("inputs");
   const size_t target = size_t(job.count_launch);
-  const double limit_ms = std::max(60000.0, 20 * job.time_limit_ms);
+  const double limit_ms = protocol::pass_allowance_ms(job);
   auto run_uninstrumented = [&](launch_plan& plan, size_t from, size_t to) -> std::string {
     for (size_t i = from; i < to && i < plan.launches.size(); ++i) {
       w.report("launch " + std::to_string(i) + " beside the counted one at " + run->size_name, limit_ms, int(i),
@@ -184,7 +184,7 @@ protocol::dynamic_counts count_pass(worker_state& w, reference_cache& refs, cons
   d.task_flops = task_flops(job.t, s);
 #ifdef PTXBENCH_HAVE_PROFILE
   w.report("counting executed instructions of launch " + std::to_string(job.count_launch) + " at " + d.size,
-           std::max(60000.0, 20 * job.time_limit_ms), -1, d.size);
+           protocol::pass_allowance_ms(job), -1, d.size);
   sass_count_result counted;
   d.error = counted_run(w, refs, job, counted, d.output_error, d.candidate_failure, d.phase_ms);
   d.ran = d.error.empty();

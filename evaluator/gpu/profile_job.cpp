@@ -152,7 +152,7 @@ protocol::profile_raw run_profile_job(worker_state& w, reference_cache& refs, co
   protocol::profile_raw out;
   out.part = job.profile_part;
   const auto t0 = std::chrono::steady_clock::now();
-  w.report("profiling (" + job.profile_part + ")", std::max(60000.0, 20 * job.time_limit_ms));
+  w.report("profiling (" + job.profile_part + ")", protocol::pass_allowance_ms(job));
   if (w.await_go) w.await_go();
 #ifdef PTXBENCH_HAVE_PROFILE
   try {

@@ -22,6 +22,7 @@
 //      "dynamic":{"ran":true,"error":"","size":"M=384 ...","task_flops":2.0e8,"time_ms":80,
 //                 "counts":[["gemm",1024,4096], ...]}}   // [function, pc offset, executed]
 //   A worker whose CUDA context is lost (sticky error) sends its result and exits.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -121,6 +122,10 @@ struct worker_job {
   double time_limit_ms = 10000;
   double timing_budget_ms = 1500;
 };
+// The watchdog's allowance for a step of a counting, cross-check or profiling
+// job: instrumented launches run many times slower than checked ones, and
+// CUPTI's set-up takes seconds.
+inline double pass_allowance_ms(const worker_job& job) { return std::max(60000.0, 20 * job.time_limit_ms); }
 nlohmann::json to_json(const worker_job& j);
 worker_job job_from_json(const nlohmann::json& j);  // throws input_error / std::exception
 

@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
     }
     if (job.count_only && mode == "hang") {
       send(protocol::to_json(protocol::worker_progress{"launch 0 under counting at " + size,
-                                                       std::max(60000.0, 20 * job.time_limit_ms), 0, size}));
+                                                       protocol::pass_allowance_ms(job), 0, size}));
       while (true) ::pause();
     }
     if (job.count_only && mode == "count_trap") {
