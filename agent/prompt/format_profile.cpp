@@ -70,7 +70,7 @@ std::string format_profile(const profile_report& p, size_t top_lines) {
       char b[128];
       std::snprintf(b, sizeof b, "%.0f%% of samples", 100.0 * l.share);
       o << "- line " << l.line << " `" << l.text << "`: " << b << ", mostly " << l.stall_words << " ("
-        << num(100.0 * l.stall_share, "%.0f") << "% of its samples)\n";
+        << num(100.0 * l.stall_share, "%.0f") << "% of its samples)" << blame_words(l) << "\n";
     }
     if (!local_first) local_memory(p, o);
   } else {

@@ -82,7 +82,7 @@ std::string share_text(double share) { return figure(100.0 * share, "%.0f%%"); }
 std::string line_summary(const profile_line& l) {
   std::string words = l.stall_words.empty() ? l.stall : l.stall_words;
   return share_text(l.share) + " of samples" + (words.empty() ? "" : ", mostly " + words) + " (" +
-         share_text(l.stall_share) + " of its samples)";
+         share_text(l.stall_share) + " of its samples)" + blame_words(l);
 }
 
 std::vector<std::string> split_lines(const std::string& text) {

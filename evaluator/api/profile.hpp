@@ -44,6 +44,11 @@ struct profile_line {
   std::string stall;           // dominant stall reason, CUPTI's name ("barrier", "long_scoreboard")
   std::string stall_words;     // the same in plain words ("waiting on a barrier")
   double stall_share = 0;      // of this line's samples
+  // Of `samples`, those charged here from other lines' waits: the consumers'
+  // waits on mbarriers this code's TMA loads fill (blame through the barrier),
+  // and those lines.
+  uint64_t blamed = 0;
+  std::vector<int> blamed_from;
 };
 
 struct profile_roofline {
@@ -109,6 +114,23 @@ inline std::string local_memory_words(const profile_report& p) {
   return b;
 }
 
+// A line's samples charged from consumers' waits, in words: "; 80% of them
+// are the waits at lines 165, 292 for the mbarriers this code's TMA loads
+// fill (charged to the code they wait for)". Empty when none.
+inline std::string blame_words(const profile_line& l) {
+  if (l.blamed == 0 || l.samples == 0 || l.blamed_from.empty()) return "";
+  std::string lines;
+  for (size_t i = 0; i < l.blamed_from.size() && i < 4; ++i)
+    lines += (i ? ", " : "") + std::to_string(l.blamed_from[i]);
+  if (l.blamed_from.size() > 4) lines += ", ...";
+  char b[300];
+  std::snprintf(b, sizeof b,
+                "; %.0f%% of them are the waits at line%s %s for the mbarriers this code's TMA loads fill (charged to "
+                "the code they wait for)",
+                100.0 * double(l.blamed) / double(l.samples), l.blamed_from.size() > 1 ? "s" : "", lines.c_str());
+  return b;
+}
+
 // The roofline in words, for feedback and the viewer alike: "arithmetic
 // intensity ... (compute-bound on this GPU); <who> <reach> N TFLOP/s of ...".
 // Empty when the roofline was not measured.
@@ -128,7 +150,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(profile_kernel, name, baseline, 
                                                 l2_hit_rate_pct, achieved_occupancy_pct, smem_bank_conflicts,
                                                 dram_bytes, registers_per_thread, shared_bytes_per_cta)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(profile_line, line, text, share, samples, stall, stall_words,
-                                                stall_share)
+                                                stall_share, blamed, blamed_from)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(profile_roofline, flops, bytes, intensity, achieved_tflops,
                                                 peak_tflops, achieved_gbps, dram_gbps, peak_gbps, bound)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(profile_report, ran, size, fingerprint, cached, kernels,

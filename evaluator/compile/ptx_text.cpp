@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <optional>
 
 namespace ptxbench::ptx_text {
 
@@ -180,6 +182,168 @@ std::set<int> local_load_lines(std::string_view ptx) {
       if (opcode.find(".local") != std::string::npos || (!space_named && local.count(address_base(ops[1]))))
         out.insert(line);
     }
+  }
+  return out;
+}
+
+
+namespace {
+
+// One statement of a line: its labels stripped, its predicate skipped.
+struct statement {
+  std::vector<std::string> labels;
+  std::string opcode;
+  std::vector<std::string> operands;
+};
+
+bool is_label_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.'; }
+
+// Splits one blanked line at ';', '{' and '}' (outside brackets) and reads each piece's labels
+// ("L: ..." or a line "L:"), opcode and operands.
+std::vector<statement> statements_of(std::string_view line) {
+  std::vector<statement> out;
+  size_t at = 0;
+  while (at <= line.size()) {
+    // The next ';', or '{' / '}' outside an address ("[%rd1, {%r3, %r4}]" is one operand).
+    size_t end = at;
+    for (int depth = 0; end < line.size(); ++end) {
+      const char c = line[end];
+      if (c == '[') ++depth;
+      if (c == ']' && depth > 0) --depth;
+      if (c == ';' || (depth == 0 && (c == '{' || c == '}'))) break;
+    }
+    std::string_view piece = line.substr(at, end - at);
+    at = end + 1;
+    statement st;
+    for (;;) {
+      const size_t b = piece.find_first_not_of(" \t");
+      if (b == std::string_view::npos) {
+        piece = {};
+        break;
+      }
+      piece.remove_prefix(b);
+      size_t n = 0;
+      while (n < piece.size() && is_label_char(piece[n])) ++n;
+      if (n == 0 || n >= piece.size() || piece[n] != ':' || (n + 1 < piece.size() && piece[n + 1] == ':')) break;
+      st.labels.emplace_back(piece.substr(0, n));
+      piece.remove_prefix(n + 1);
+    }
+    if (!piece.empty()) st.operands = operands_of(piece, st.opcode);
+    if (!st.labels.empty() || !st.opcode.empty()) out.push_back(std::move(st));
+  }
+  return out;
+}
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// The address register of the first "[...]" operand from `from` on.
+std::string first_address(const std::vector<std::string>& ops, size_t from = 0) {
+  for (size_t i = from; i < ops.size(); ++i)
+    if (!ops[i].empty() && ops[i].front() == '[') return address_base(ops[i]);
+  return "";
+}
+
+}  // namespace
+
+bool barrier_roles::in_producer(int line) const {
+  return std::any_of(producer_loops.begin(), producer_loops.end(),
+                     [&](const std::pair<int, int>& l) { return l.first <= line && line <= l.second; });
+}
+
+barrier_roles barrier_roles_of(std::string_view ptx) {
+  const std::string blanked = blank_comments_and_strings(ptx);
+  std::map<std::string, std::vector<int>> labels;  // name -> lines where it is defined, in order
+  std::vector<int> label_lines;
+  std::vector<int> statements_up_to{0};            // instructions on lines 1..n
+  std::vector<std::pair<int, std::string>> branches, waits;  // line, target / barrier
+  std::vector<std::pair<int, std::string>> tma;               // line, barrier a TMA load or expect_tx names
+  int line = 0;
+  for (std::string_view text : split_lines(blanked)) {
+    ++line;
+    int count = 0;
+    for (const statement& st : statements_of(text)) {
+      for (const std::string& l : st.labels) {
+        labels[l].push_back(line);
+        label_lines.push_back(line);
+      }
+      if (st.opcode.empty() || st.opcode.front() == '.') continue;
+      ++count;
+      if (starts_with(st.opcode, "bra") && !st.operands.empty()) {
+        branches.emplace_back(line, st.operands.back());
+      } else if (starts_with(st.opcode, "mbarrier.try_wait") || starts_with(st.opcode, "mbarrier.test_wait")) {
+        waits.emplace_back(line, first_address(st.operands));
+      } else if (starts_with(st.opcode, "cp.async.bulk") && st.opcode.find("mbarrier::complete_tx") != std::string::npos &&
+                 !st.operands.empty()) {
+        tma.emplace_back(line, address_base(st.operands.back()));
+      } else if (starts_with(st.opcode, "mbarrier.arrive.expect_tx") || starts_with(st.opcode, "mbarrier.expect_tx")) {
+        tma.emplace_back(line, first_address(st.operands));
+      }
+    }
+    statements_up_to.push_back(statements_up_to.back() + count);
+  }
+  // Loops: a branch back to the nearest definition of its label at or before it.
+  std::vector<std::pair<int, int>> loops;
+  for (const auto& [at, target] : branches) {
+    const auto l = labels.find(target);
+    if (l == labels.end()) continue;
+    int from = 0;
+    for (int d : l->second)
+      if (d <= at) from = d;
+    if (from > 0) loops.emplace_back(from, at);
+  }
+  // Bounded work on hostile text: each wait and load looks at every loop, so
+  // past 2^24 pairs (a kernel of thousands of loops and waits) no roles are
+  // given and the profile charges nothing through barriers.
+  if (loops.size() * (waits.size() + tma.size()) > (size_t(1) << 24)) return {};
+  std::vector<int> waits_up_to(statements_up_to.size(), 0), tma_up_to(statements_up_to.size(), 0);
+  for (const auto& w : waits) ++waits_up_to[size_t(w.first)];
+  for (const auto& t : tma) ++tma_up_to[size_t(t.first)];
+  for (size_t i = 1; i < waits_up_to.size(); ++i) {
+    waits_up_to[i] += waits_up_to[i - 1];
+    tma_up_to[i] += tma_up_to[i - 1];
+  }
+  const auto size_of = [&](const std::pair<int, int>& l) { return statements_up_to[size_t(l.second)] - statements_up_to[size_t(l.first - 1)]; };
+  const auto contains = [](const std::pair<int, int>& l, int at) { return l.first <= at && at <= l.second; };
+  const auto has_wait = [&](const std::pair<int, int>& l) {
+    return waits_up_to[size_t(l.second)] > waits_up_to[size_t(l.first - 1)];
+  };
+  const auto has_tma = [&](const std::pair<int, int>& l) {
+    return tma_up_to[size_t(l.second)] > tma_up_to[size_t(l.first - 1)];
+  };
+  const auto spin = [&](const std::pair<int, int>& l) { return size_of(l) <= 16 && has_wait(l) && !has_tma(l); };
+  // The innermost loop around a line that satisfies `keep`.
+  const auto innermost = [&](int at, auto keep) -> std::optional<std::pair<int, int>> {
+    std::optional<std::pair<int, int>> best;
+    for (const auto& l : loops)
+      if (contains(l, at) && keep(l) && (!best || l.second - l.first < best->second - best->first)) best = l;
+    return best;
+  };
+  barrier_roles out;
+  std::map<std::pair<int, int>, std::set<std::string>> loop_barriers;
+  for (const auto& [at, bar] : tma) {
+    const auto l = innermost(at, [&](const std::pair<int, int>& c) { return !spin(c); });
+    if (!l) continue;
+    if (!loop_barriers.count(*l)) out.producer_loops.push_back(*l);
+    loop_barriers[*l].insert(bar);
+  }
+  for (const auto& [at, bar] : waits) {
+    barrier_wait w;
+    w.barrier = bar;
+    const auto s = innermost(at, spin);
+    w.first = s ? s->first : at;
+    w.last = s ? s->second : at;
+    const auto p = innermost(at, [&](const std::pair<int, int>& c) { return loop_barriers.count(c) > 0; });
+    w.in_producer = p.has_value();
+    w.own_loads = p && !bar.empty() && loop_barriers[*p].count(bar) > 0;
+    // Outside a loop: code that issued a TMA load on this barrier earlier in
+    // the same straight-line block (no label between) waits for it.
+    if (!p && !bar.empty())
+      for (const auto& [t, tbar] : tma)
+        if (tbar == bar && t <= w.first) {
+          const auto next_label = std::upper_bound(label_lines.begin(), label_lines.end(), t);  // lines ascend
+          if (next_label == label_lines.end() || *next_label >= w.first) w.in_producer = w.own_loads = true;
+        }
+    out.waits.push_back(std::move(w));
   }
   return out;
 }

@@ -62,6 +62,91 @@ namespace {
 
 double value_or(const std::vector<double>& v, size_t i) { return i < v.size() ? v[i] : -1; }
 
+using line_stalls = std::map<int, std::map<std::string, uint64_t>>;  // line -> stall -> samples
+
+struct blame {
+  uint64_t samples = 0;
+  std::set<int> from;
+};
+
+uint64_t sum_of(const std::map<std::string, uint64_t>& stalls) {
+  uint64_t n = 0;
+  for (const auto& [reason, m] : stalls) n += m;
+  return n;
+}
+
+// Blame through the barrier (as profilers shift a waiter's idle time to what
+// it waits for): consumers spinning on an mbarrier that TMA loads fill wait
+// for the producer. The share of the producer's samples spent other than
+// waiting for the consumers (issuing, computing addresses, or waiting for its
+// own loads before issuing more) is the share of the consumers' wait samples
+// charged to the producer's lines, in proportion to those lines' own samples
+// and in their own stall mix. A producer that mostly waits for free slots
+// (the consumers are the bottleneck) takes little; one that serialises its
+// loads takes most. Samples move; none are added.
+std::map<int, blame> blame_through_barriers(const ptx_text::barrier_roles& roles, line_stalls& by_line) {
+  std::map<int, blame> out;
+  if (roles.producer_loops.empty()) return out;
+  std::set<int> waits_for_consumers, consumer_waits;
+  for (const auto& w : roles.waits)
+    for (int l = w.first; l <= w.last; ++l) {
+      if (!w.in_producer) consumer_waits.insert(l);
+      else if (!w.own_loads) waits_for_consumers.insert(l);
+    }
+  std::map<int, uint64_t> producer;  // line -> samples, of the lines that take blame
+  uint64_t busy = 0, waiting = 0;
+  for (const auto& [line, stalls] : by_line) {
+    if (!roles.in_producer(line)) continue;
+    const uint64_t n = sum_of(stalls);
+    if (waits_for_consumers.count(line) || consumer_waits.count(line)) {
+      waiting += n;
+    } else {
+      producer[line] = n;
+      busy += n;
+    }
+  }
+  if (busy == 0) return out;
+  const double f = double(busy) / double(busy + waiting);
+  for (int c : consumer_waits) {
+    auto at = by_line.find(c);
+    if (at == by_line.end() || roles.in_producer(c)) continue;
+    uint64_t moved = 0;
+    for (auto& [reason, n] : at->second) {
+      const uint64_t m = uint64_t(double(n) * f);
+      n -= m;
+      moved += m;
+    }
+    if (moved == 0) continue;
+    // Each producer line takes its share; the rounding's rest goes to the hottest.
+    uint64_t given = 0;
+    int hottest = producer.begin()->first;
+    for (const auto& [line, n] : producer) {
+      if (n > producer[hottest]) hottest = line;
+      const uint64_t take = moved * n / busy;
+      given += take;
+      out[line].samples += take;
+      if (take) out[line].from.insert(c);
+    }
+    out[hottest].samples += moved - given;
+    out[hottest].from.insert(c);
+  }
+  // Into each producer line's own stall mix (its dominant reason takes the rest).
+  for (const auto& [line, b] : out) {
+    auto& stalls = by_line[line];
+    const uint64_t own = sum_of(stalls);
+    std::string top;
+    uint64_t given = 0;
+    for (auto& [reason, n] : stalls) {
+      if (top.empty() || n > stalls[top]) top = reason;
+      const uint64_t take = b.samples * n / own;
+      given += take;
+      n += take;
+    }
+    stalls[top] += b.samples - given;
+  }
+  return out;
+}
+
 }  // namespace
 
 void summarise_counters(const protocol::profile_raw& counters, profile_report& out) {
@@ -141,7 +226,7 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
   // an address from cvta.local (SASS LD, which the SASS alone cannot tell
   // from a global load).
   const std::set<int> local_lines = ptx_text::local_load_lines(ptx);
-  std::map<int, std::map<std::string, uint64_t>> by_line;
+  line_stalls by_line;
   std::map<int, uint64_t> local_waits;  // line -> scoreboard samples waiting on a local-memory load
   uint64_t total = 0, unmapped = 0;
   for (const auto& pc : sampling.pcs) {
@@ -170,6 +255,7 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
     return;
   }
   out.unmapped_share = double(unmapped) / double(total);
+  const std::map<int, blame> blamed = blame_through_barriers(ptx_text::barrier_roles_of(ptx), by_line);
   uint64_t local = 0;
   for (const auto& [line, n] : local_waits) local += n;
   out.local_wait_share = double(local) / double(total);
@@ -188,6 +274,10 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
     l.share = double(l.samples) / double(total);
     l.stall_share = l.samples ? double(stalls.at(l.stall)) / double(l.samples) : 0;
     l.stall_words = stall_in_words(l.stall);
+    if (const auto b = blamed.find(line); b != blamed.end()) {
+      l.blamed = b->second.samples;
+      l.blamed_from.assign(b->second.from.begin(), b->second.from.end());
+    }
     // Hopper samples a warp in wgmma.wait_group as a barrier stall (H100,
     // CUPTI 13.0); at such a line the words name what it waits for.
     if (l.stall == "barrier" && l.text.rfind("wgmma.wait_group", 0) == 0)

@@ -28,6 +28,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t line_count = ptxbench::ptx_text::split_lines(ptx).size();
   for (int line : ptxbench::ptx_text::local_load_lines(ptx))
     if (line < 1 || size_t(line) > line_count) __builtin_trap();
+  // The profile's barrier roles: every wait and producer loop within the text.
+  const ptxbench::ptx_text::barrier_roles roles = ptxbench::ptx_text::barrier_roles_of(ptx);
+  for (const auto& w : roles.waits)
+    if (w.first < 1 || w.last < w.first || size_t(w.last) > line_count || (w.own_loads && !w.in_producer))
+      __builtin_trap();
+  for (const auto& [first, last] : roles.producer_loops)
+    if (first < 1 || last < first || size_t(last) > line_count) __builtin_trap();
 
   ptxbench::parse_ptxas_diagnostics(log, ptx);
   ptxbench::parse_ptxas_resources(log);

@@ -230,6 +230,23 @@ TEST_CASE("pipeline_one_stage makes the TMA producer wait for each load it issue
     CHECK(edited.size() == arrives + waits + 1);  // and the one declaration line
     CHECK(m->change.find(std::to_string(waits) + " TMA stages wait") == 0);
     check_compiles(*eval, ts, op("pipeline_one_stage"), *m);
+    // The profile's barrier roles (blame through the barrier): the solution's
+    // producer waits only for free slots and its consumers wait outside the
+    // producer loop; each inserted wait is the producer waiting for its own loads.
+    const ptx_text::barrier_roles honest = ptx_text::barrier_roles_of(ts.s.ptx);
+    CHECK_FALSE(honest.producer_loops.empty());
+    CHECK(std::none_of(honest.waits.begin(), honest.waits.end(), [](const auto& w) { return w.own_loads; }));
+    CHECK(std::any_of(honest.waits.begin(), honest.waits.end(), [](const auto& w) { return !w.in_producer; }));
+    const ptx_text::barrier_roles roles = ptx_text::barrier_roles_of(m->ptx);
+    size_t own = 0;
+    for (const auto& w : roles.waits) {
+      if (!w.own_loads) continue;
+      ++own;
+      CHECK(w.first == w.last);  // the inserted one-line spin loop
+      REQUIRE(w.first >= 1);
+      CHECK(std::regex_match(after[size_t(w.first - 1)], wait));
+    }
+    CHECK(own == waits);
   }
   // No TMA: nothing to serialise.
   auto mma = testing::solution_of("gemm_bf16_mma_sync");

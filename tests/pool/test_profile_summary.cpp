@@ -234,3 +234,108 @@ TEST_CASE("local_load_lines finds ld.local and generic loads through an address 
   CHECK(ptx_text::local_load_lines("ld.f32 %f1, [").empty());
   CHECK(ptx_text::local_load_lines("cvta.local.u64 ;;; ld [,] ; @ ;").empty());
 }
+
+namespace {
+
+// A warp-specialised TMA pipeline in the shape nvcc emits: the producer loop
+// (lines 2-10) waits for a free slot (empty barrier, %r5), arms the full
+// barrier (%r6) and issues the load; the consumer loop (12-18) spins on the
+// full barrier (%r9) and frees the slot (%r10).
+const char* k_pipeline =
+    "$L_prod:\n"                                                                  // 1
+    "  add.s32 %r5, %r1, 8;\n"                                                    // 2
+    "  {\n"                                                                       // 3
+    "  LAB_WAIT:\n"                                                               // 4
+    "  mbarrier.try_wait.parity.shared::cta.b64 p, [%r5], %r2;\n"                 // 5
+    "  @!p bra LAB_WAIT;\n"                                                       // 6
+    "  }\n"                                                                       // 7
+    "  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r6], 16384;\n"              // 8
+    "  cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r7], [%rd1, {%r3, %r4}], [%r6];\n"
+    "  @%p1 bra $L_prod;\n"                                                       // 10
+    "  ret;\n"                                                                    // 11
+    "$L_cons:\n"                                                                  // 12
+    "  {\n"                                                                       // 13
+    "  LAB_WAIT:\n"                                                               // 14
+    "  mbarrier.try_wait.parity.shared::cta.b64 p, [%r9], %r2;\n"                 // 15
+    "  @!p bra LAB_WAIT;\n"                                                       // 16
+    "  }\n"                                                                       // 17
+    "  mbarrier.arrive.shared::cta.b64 _, [%r10];\n"                              // 18
+    "  @%p2 bra $L_cons;\n";                                                      // 19
+
+protocol::profile_raw samples_at(const std::vector<std::pair<uint64_t, uint64_t>>& pc_samples) {
+  protocol::profile_raw s;
+  s.part = "sampling";
+  s.ran = true;
+  for (const auto& [pc, n] : pc_samples) s.pcs.push_back({"k", pc, {{"smsp__pcsamp_warps_issue_stalled_long_scoreboard", n}}});
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("barrier_roles_of tells the producer's waits from the consumers' by the loops around TMA loads") {
+  const ptx_text::barrier_roles r = ptx_text::barrier_roles_of(k_pipeline);
+  REQUIRE(r.producer_loops.size() == 1);
+  CHECK(r.producer_loops[0] == std::pair<int, int>{1, 10});
+  REQUIRE(r.waits.size() == 2);
+  CHECK(r.waits[0].first == 4);  // the spin loop, label to branch
+  CHECK(r.waits[0].last == 6);
+  CHECK(r.waits[0].barrier == "%r5");
+  CHECK(r.waits[0].in_producer);
+  CHECK_FALSE(r.waits[0].own_loads);  // a free slot: waits for the consumers
+  CHECK(r.waits[1].first == 14);
+  CHECK_FALSE(r.waits[1].in_producer);
+  // The producer waiting for the load it just issued (one stage in flight).
+  std::string serial = k_pipeline;
+  serial.insert(serial.find("  @%p1 bra $L_prod;"),
+                "  w1: mbarrier.try_wait.shared::cta.b64 q, [%r6], tok; @!q bra w1;\n");
+  const ptx_text::barrier_roles s = ptx_text::barrier_roles_of(serial);
+  REQUIRE(s.waits.size() == 3);
+  CHECK(s.waits[1].first == 10);
+  CHECK(s.waits[1].last == 10);
+  CHECK(s.waits[1].own_loads);
+  CHECK(s.producer_loops[0] == std::pair<int, int>{1, 11});
+  // Hostile text: unmatched labels, branches to nowhere, no loops.
+  CHECK(ptx_text::barrier_roles_of("bra nowhere;\n:\n;;{}\nL: L: bra L;\nmbarrier.try_wait p, [;\n").producer_loops.empty());
+}
+
+TEST_CASE("consumers' waits on a TMA-filled barrier are charged to the producer in the share it is not waiting for them") {
+  sass_line_map map;
+  map.available = true;
+  // SASS offsets: 0x10 the producer's slot wait, 0x20 its TMA load, 0x30 the consumers' spin branch.
+  map.lines["k"] = {{0x10, 6}, {0x20, 9}, {0x30, 16}, {0x40, 18}};
+  // An honest pipeline whose consumers starve on memory: the producer waits
+  // for slots 90% of its samples, so 10% of the consumers' wait moves to the load.
+  profile_report honest;
+  summarise_samples(samples_at({{0x10, 90}, {0x20, 10}, {0x30, 400}, {0x40, 20}}), map, k_pipeline, 20, honest);
+  REQUIRE(honest.lines.size() == 4);
+  CHECK(honest.samples == 520);  // moved, not added
+  CHECK(honest.lines[0].line == 16);
+  CHECK(honest.lines[0].samples == 360);
+  CHECK(honest.lines[1].line == 6);  // the slot wait keeps its own
+  CHECK(honest.lines[1].samples == 90);
+  CHECK(honest.lines[2].line == 9);
+  CHECK(honest.lines[2].samples == 50);
+  CHECK(honest.lines[2].blamed == 40);
+  CHECK(honest.lines[2].blamed_from == std::vector<int>{16});
+  CHECK(blame_words(honest.lines[2]).find("80% of them are the waits at line 16 for the mbarriers") != std::string::npos);
+  CHECK(blame_words(honest.lines[0]).empty());
+
+  // One stage in flight: the producer spends its time waiting for its own
+  // load (line 10), so most of the consumers' wait is that line's.
+  std::string serial = k_pipeline;
+  serial.insert(serial.find("  @%p1 bra $L_prod;"),
+                "  w1: mbarrier.try_wait.shared::cta.b64 q, [%r6], tok; @!q bra w1;\n");
+  map.lines["k"] = {{0x10, 6}, {0x20, 9}, {0x28, 10}, {0x30, 17}, {0x40, 19}};
+  profile_report one_stage;
+  summarise_samples(samples_at({{0x10, 5}, {0x20, 5}, {0x28, 90}, {0x30, 400}, {0x40, 20}}), map, serial, 20, one_stage);
+  REQUIRE_FALSE(one_stage.lines.empty());
+  CHECK(one_stage.lines[0].line == 10);
+  CHECK(one_stage.lines[0].samples == 90 + 400 * 95 / 100 * 90 / 95);
+  CHECK(one_stage.lines[0].stall == "long_scoreboard");
+  CHECK(one_stage.samples == 520);
+
+  // No TMA producer: nothing moves.
+  profile_report plain;
+  summarise_samples(samples_at({{0x10, 90}, {0x30, 400}}), map, "  bar.sync 0;\n", 20, plain);
+  for (const auto& l : plain.lines) CHECK(l.blamed == 0);
+}
