@@ -250,13 +250,21 @@ bool barrier_roles::in_producer(int line) const {
                      [&](const std::pair<int, int>& l) { return l.first <= line && line <= l.second; });
 }
 
-barrier_roles barrier_roles_of(std::string_view ptx) {
-  const std::string blanked = blank_comments_and_strings(ptx);
-  std::map<std::string, std::vector<int>> labels;  // name -> lines where it is defined, in order
-  std::vector<int> label_lines;
+namespace {
+
+// What barrier_roles_of reads from the text, line by line.
+struct barrier_text {
+  std::map<std::string, std::vector<int>> labels;  // name -> lines where it is defined, ascending
+  std::vector<int> label_lines;                    // every label's line, ascending
   std::vector<int> statements_up_to{0};            // instructions on lines 1..n
   std::vector<std::pair<int, std::string>> branches, waits;  // line, target / barrier
   std::vector<std::pair<int, std::string>> tma;               // line, barrier a TMA load or expect_tx names
+};
+
+barrier_text scan_barrier_text(std::string_view ptx) {
+  barrier_text b;
+  auto& [labels, label_lines, statements_up_to, branches, waits, tma] = b;
+  const std::string blanked = blank_comments_and_strings(ptx);
   int line = 0;
   for (std::string_view text : split_lines(blanked)) {
     ++line;
@@ -281,20 +289,26 @@ barrier_roles barrier_roles_of(std::string_view ptx) {
     }
     statements_up_to.push_back(statements_up_to.back() + count);
   }
+  return b;
+}
+
+}  // namespace
+
+barrier_roles barrier_roles_of(std::string_view ptx) {
+  const barrier_text text = scan_barrier_text(ptx);
+  const auto& [labels, label_lines, statements_up_to, branches, waits, tma] = text;
   // Loops: a branch back to the nearest definition of its label at or before it.
   std::vector<std::pair<int, int>> loops;
   for (const auto& [at, target] : branches) {
     const auto l = labels.find(target);
     if (l == labels.end()) continue;
-    int from = 0;
-    for (int d : l->second)
-      if (d <= at) from = d;
-    if (from > 0) loops.emplace_back(from, at);
+    const auto after = std::upper_bound(l->second.begin(), l->second.end(), at);
+    if (after != l->second.begin()) loops.emplace_back(*std::prev(after), at);
   }
-  // Bounded work on hostile text: each wait and load looks at every loop, so
-  // past 2^24 pairs (a kernel of thousands of loops and waits) no roles are
-  // given and the profile charges nothing through barriers.
-  if (loops.size() * (waits.size() + tma.size()) > (size_t(1) << 24)) return {};
+  // Bounded work on hostile text: each wait and load looks at every loop and
+  // load, so past 2^24 pairs (a kernel of thousands of loops and waits) no
+  // roles are given and the profile charges nothing through barriers.
+  if ((loops.size() + tma.size()) * (waits.size() + tma.size()) > (size_t(1) << 24)) return {};
   std::vector<int> waits_up_to(statements_up_to.size(), 0), tma_up_to(statements_up_to.size(), 0);
   for (const auto& w : waits) ++waits_up_to[size_t(w.first)];
   for (const auto& t : tma) ++tma_up_to[size_t(t.first)];

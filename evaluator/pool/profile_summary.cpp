@@ -210,6 +210,46 @@ std::string line_text(const std::vector<std::string_view>& lines, int line) {
   return out;
 }
 
+
+// One line of the profile: its samples, dominant stall and the words for it.
+profile_line make_line(int line, std::string text, const std::map<std::string, uint64_t>& stalls, uint64_t total,
+                       uint64_t local_waits_at_line, const blame* blamed) {
+  profile_line l;
+  l.line = line;
+  l.text = std::move(text);
+  for (const auto& [reason, n] : stalls) {
+    l.samples += n;
+    // "selected" is issuing, not a stall: the dominant stall is among the others when any.
+    if (reason != "selected" && (l.stall.empty() || n > stalls.at(l.stall))) l.stall = reason;
+  }
+  if (l.stall.empty()) l.stall = "selected";
+  l.share = double(l.samples) / double(total);
+  l.stall_share = l.samples ? double(stalls.at(l.stall)) / double(l.samples) : 0;
+  l.stall_words = stall_in_words(l.stall);
+  if (blamed) {
+    l.blamed = blamed->samples;
+    l.blamed_from.assign(blamed->from.begin(), blamed->from.end());
+  }
+  // The instruction, after any label on its line ("w1: mbarrier.try_wait...").
+  std::string_view op = l.text;
+  if (const size_t colon = op.find(": "); colon != std::string_view::npos && op.find(' ') > colon &&
+                                          op.substr(0, colon).find("::") == std::string_view::npos)
+    op.remove_prefix(colon + 2);
+  // Hopper samples a warp in wgmma.wait_group as a barrier stall (H100,
+  // CUPTI 13.0); at such a line the words name what it waits for.
+  if (l.stall == "barrier" && op.rfind("wgmma.wait_group", 0) == 0)
+    l.stall_words = "waiting for its wgmma groups to complete (wgmma.wait_group; sampled as a barrier stall)";
+  // An mbarrier wait (SYNCS.PHASECHK) is sampled as a long-scoreboard stall
+  // (H100, CUPTI 13.0): what it waits for is the barrier's phase.
+  if (l.stall == "long_scoreboard" && (op.rfind("mbarrier.try_wait", 0) == 0 || op.rfind("mbarrier.test_wait", 0) == 0))
+    l.stall_words = "waiting for the mbarrier's phase to complete (its TMA loads or the other warps' arrivals)";
+  // Waits on local memory are spills (or a .local array): say so, the fix
+  // differs from that of a slow global load.
+  if (l.stall == "long_scoreboard" && local_waits_at_line && 2 * local_waits_at_line >= stalls.at(l.stall))
+    l.stall_words = k_local_wait_words;
+  return l;
+}
+
 }  // namespace
 
 void summarise_samples(const protocol::profile_raw& sampling, const sass_line_map& map, const std::string& ptx,
@@ -262,36 +302,10 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
   out.local_wait_lines = int(local_waits.size());
   const std::vector<std::string_view> lines = split_lines(ptx);
   for (const auto& [line, stalls] : by_line) {
-    profile_line l;
-    l.line = line;
-    l.text = line_text(lines, line);
-    for (const auto& [reason, n] : stalls) {
-      l.samples += n;
-      // "selected" is issuing, not a stall: the dominant stall is among the others when any.
-      if (reason != "selected" && (l.stall.empty() || n > stalls.at(l.stall))) l.stall = reason;
-    }
-    if (l.stall.empty()) l.stall = "selected";
-    l.share = double(l.samples) / double(total);
-    l.stall_share = l.samples ? double(stalls.at(l.stall)) / double(l.samples) : 0;
-    l.stall_words = stall_in_words(l.stall);
-    if (const auto b = blamed.find(line); b != blamed.end()) {
-      l.blamed = b->second.samples;
-      l.blamed_from.assign(b->second.from.begin(), b->second.from.end());
-    }
-    // Hopper samples a warp in wgmma.wait_group as a barrier stall (H100,
-    // CUPTI 13.0); at such a line the words name what it waits for.
-    if (l.stall == "barrier" && l.text.rfind("wgmma.wait_group", 0) == 0)
-      l.stall_words = "waiting for its wgmma groups to complete (wgmma.wait_group; sampled as a barrier stall)";
-    // An mbarrier wait (SYNCS.PHASECHK) is sampled as a long-scoreboard stall
-    // (H100, CUPTI 13.0): what it waits for is the barrier's phase.
-    if (l.stall == "long_scoreboard" &&
-        (l.text.rfind("mbarrier.try_wait", 0) == 0 || l.text.rfind("mbarrier.test_wait", 0) == 0))
-      l.stall_words = "waiting for the mbarrier's phase to complete (its TMA loads or the other warps' arrivals)";
-    // Waits on local memory are spills (or a .local array): say so, the fix
-    // differs from that of a slow global load.
-    if (l.stall == "long_scoreboard" && local_waits.count(line) && 2 * local_waits.at(line) >= stalls.at(l.stall))
-      l.stall_words = k_local_wait_words;
-    out.lines.push_back(std::move(l));
+    const auto b = blamed.find(line);
+    const uint64_t local_at_line = local_waits.count(line) ? local_waits.at(line) : 0;
+    out.lines.push_back(make_line(line, line_text(lines, line), stalls, total, local_at_line,
+                                  b == blamed.end() ? nullptr : &b->second));
   }
   const auto most_samples_first = [](const profile_line& a, const profile_line& b) { return a.samples > b.samples; };
   std::stable_sort(out.lines.begin(), out.lines.end(), most_samples_first);

@@ -332,6 +332,9 @@ TEST_CASE("consumers' waits on a TMA-filled barrier are charged to the producer 
   CHECK(one_stage.lines[0].line == 10);
   CHECK(one_stage.lines[0].samples == 90 + 400 * 95 / 100 * 90 / 95);
   CHECK(one_stage.lines[0].stall == "long_scoreboard");
+  // Worded as the mbarrier wait it is, the label before it notwithstanding.
+  CHECK(one_stage.lines[0].stall_words.find("mbarrier's phase") != std::string::npos);
+  CHECK(blame_words(one_stage.lines[0]).find("of them are the waits at line 17") != std::string::npos);
   CHECK(one_stage.samples == 520);
 
   // No TMA producer: nothing moves.
