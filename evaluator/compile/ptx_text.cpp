@@ -296,7 +296,13 @@ barrier_text scan_barrier_text(std::string_view ptx) {
 
 barrier_roles barrier_roles_of(std::string_view ptx) {
   const barrier_text text = scan_barrier_text(ptx);
-  const auto& [labels, label_lines, statements_up_to, branches, waits, tma] = text;
+  // References, not a structured binding: lambdas below use them (clang 14).
+  const auto& labels = text.labels;
+  const auto& label_lines = text.label_lines;
+  const auto& statements_up_to = text.statements_up_to;
+  const auto& branches = text.branches;
+  const auto& waits = text.waits;
+  const auto& tma = text.tma;
   // Loops: a branch back to the nearest definition of its label at or before it.
   std::vector<std::pair<int, int>> loops;
   for (const auto& [at, target] : branches) {

@@ -2,6 +2,7 @@
 // verdict its expected.json names, on a real GPU.
 #include <doctest/doctest.h>
 
+#include "evaluator/pool/instruction_proof.hpp"
 #include "gpu_fixture.hpp"
 #include "sampling_checks.hpp"
 
@@ -182,7 +183,9 @@ TEST_CASE("adversarial: tma_token_load") {
   REQUIRE(tma);
   CHECK(tma->executed > 0);
   CHECK_FALSE(tma->passed);
-  for (const auto& at : tma->sizes) CHECK(at.bytes_share < 0.05);
+  // Below the half of the inputs TMA must carry at every counted size (5.5% at
+  // the smallest hidden size on the H100, where the token loads weigh more).
+  for (const auto& at : tma->sizes) CHECK(at.bytes_share < 0.5);
   const instruction_check* bar = target(r, "mbarrier.try_wait");
   REQUIRE(bar);
   CHECK(bar->passed);
@@ -195,7 +198,14 @@ TEST_CASE("adversarial: mbarrier_once") {
   const instruction_check* bar = target(r, "mbarrier.try_wait");
   REQUIRE(bar);
   CHECK_FALSE(bar->passed);
-  for (const auto& at : bar->sizes) CHECK(at.per_step < 1.0);
+  // One wait per CTA is one per step where a CTA has a single step (a small
+  // hidden size); at the timed size it is far fewer than the steps.
+  bool fewer = false;
+  for (const auto& at : bar->sizes) {
+    CHECK(at.per_step <= 1.0);
+    fewer = fewer || at.per_step < 1.0;
+  }
+  CHECK(fewer);
 }
 
 // Attention on the CUDA cores: the honest ones are right at every size and
@@ -268,8 +278,15 @@ TEST_CASE("adversarial: integrity - trap_when_counted") { run_case("trap_when_co
 TEST_CASE("adversarial: integrity - slack_keep") { run_case("slack_keep"); }
 TEST_CASE("adversarial: integrity - ffma_epilogue") {
   auto r = run_case("ffma_epilogue");
+  // Within the share allowed at every counted size, and seen at one at least
+  // (where the epilogue's allowance covers it the share is 0: H100, a hidden size).
   CHECK(r.instructions.other_math_share.size() == 2);
-  for (const auto& [size, share] : r.instructions.other_math_share) CHECK_MESSAGE(share > 0.0, size);
+  bool seen = false;
+  for (const auto& [size, share] : r.instructions.other_math_share) {
+    CHECK_MESSAGE(share <= k_max_other_math_share, size);
+    seen = seen || share > 0.0;
+  }
+  CHECK(seen);
 }
 TEST_CASE("adversarial: integrity - split_k_two_launch") {
   auto r = run_case("split_k_two_launch");
