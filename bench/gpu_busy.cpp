@@ -61,6 +61,9 @@ class counting_evaluator final : public evaluator {
     std::lock_guard lock(m_mutex);
     ++m_count;
     ++m_verdicts[verdict_name(res)];
+    // What each verdict other than passed said (the first 200 characters): a
+    // benchmark whose honest solutions stop passing under load shows why.
+    if (verdict_name(res) != "passed") ++m_headlines[r.t.id + ": " + verdict_name(res) + ": " + res.headline.substr(0, 200)];
     m_total_ms += res.total_ms;
     if (res.profile) {
       ++m_profiles.asked;
@@ -110,6 +113,10 @@ class counting_evaluator final : public evaluator {
     std::lock_guard lock(m_mutex);
     return m_verdicts;
   }
+  std::map<std::string, int> headlines() const {
+    std::lock_guard lock(m_mutex);
+    return m_headlines;
+  }
   double mean_ms() const {
     std::lock_guard lock(m_mutex);
     return m_count ? m_total_ms / m_count : 0.0;
@@ -121,6 +128,7 @@ class counting_evaluator final : public evaluator {
   int m_count = 0;
   double m_total_ms = 0;
   std::map<std::string, int> m_verdicts;
+  std::map<std::string, int> m_headlines;  // "task: verdict: headline" of verdicts other than passed
   std::map<std::string, per_task> m_tasks;
   profiles m_profiles;
 };
@@ -280,6 +288,13 @@ int main(int argc, char** argv) {
               wall_s, summary.completed, summary.trajectories, eval.mean_ms());
   std::printf("  verdicts:");
   for (const auto& [v, n] : eval.verdicts()) std::printf(" %s %d;", v.c_str(), n);
+  {
+    const auto headlines = eval.headlines();
+    int shown = 0;
+    for (const auto& [h, n] : headlines)
+      if (shown++ < 12) std::printf("\n    %dx %s", n, h.c_str());
+    if (headlines.size() > 12) std::printf("\n    ... and %zu more", headlines.size() - 12);
+  }
   std::printf("\n  busy window: %.1f s, %d evaluations: %.1f evaluations/minute/GPU\n", window_s, window_evals, per_minute);
   std::printf("  GPU busy (an evaluation job on the GPU): %.1f%% of the window, %.1f%% of the whole run\n",
               100 * busy_fraction, 100 * (after.busy_s - before.busy_s) / wall_s);
