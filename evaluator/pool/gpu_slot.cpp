@@ -348,9 +348,15 @@ std::vector<job_outcome> gpu_slot::count_series(const std::function<std::optiona
 }
 
 job_outcome gpu_slot::run_counted(worker_process& w, const protocol::worker_job& job, const std::atomic<bool>* stop) {
-  // The pass holds the GPU (shared) only for its parts that use it: the
-  // worker asks before each and says when one is over (its CUPTI set-up in
-  // between runs while another job may time). Busy time counts the held parts.
+  // The pass holds the GPU only for its parts that use it: the worker asks
+  // before each and says when one is over (its CUPTI set-up in between runs
+  // while another job may time). Busy time counts the held parts. A SASS
+  // counting pass or PC sampling holds it shared (their counts are their own
+  // process's); the hardware counters (the cross-check, the profile's
+  // counters) are the whole GPU's, so those parts hold it alone, as timing
+  // does: beside other jobs' kernels they counted those too (H100 under load,
+  // docs/gpu-runs.md 2026-12-07 13:22).
+  const bool alone = job.hw_check || job.profile_part == "counters";
   job_outcome out;
   bool held = false;
   std::chrono::steady_clock::time_point since;
@@ -360,14 +366,16 @@ job_outcome gpu_slot::run_counted(worker_process& w, const protocol::worker_job&
     if (!held) return;
     held = false;
     leave_busy(held_s, parts, since);
-    m_gate.unlock_shared();
+    if (alone) m_gate.unlock();
+    else m_gate.unlock_shared();
   };
   try {
     out = w.run(
         job,
         [&] {
           if (held) return;
-          m_gate.lock_shared();
+          if (alone) m_gate.lock();
+          else m_gate.lock_shared();
           held = true;
           enter_busy();
           since = std::chrono::steady_clock::now();

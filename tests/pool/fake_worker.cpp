@@ -141,14 +141,17 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (job.count_only) {
-      // Like the real pass: a GPU part ("c"), CUPTI's set-up off the GPU, the counted part ("C").
-      for (const char* part : {"c", "C"}) {
+      // Like the real pass: a GPU part ("c"), CUPTI's set-up off the GPU, the
+      // counted part ("C"); the hardware cross-check's parts log "h" and "H".
+      static const char* const counting_parts[] = {"c", "C"};
+      static const char* const hw_parts[] = {"h", "H"};
+      for (const char* part : job.hw_check ? hw_parts : counting_parts) {
         ask_and_wait("ready_to_time");
         auto t0 = now_us();
         std::this_thread::sleep_for(std::chrono::milliseconds(mode == "timed" ? 15 : 1));
         if (mode == "timed") std::ofstream(arg, std::ios::app) << part << " " << t0 << " " << now_us() << "\n";
         send({{"type", "gpu_idle"}});
-        if (part[0] == 'C' || mode != "timed") continue;
+        if (part[0] == 'C' || part[0] == 'H' || mode != "timed") continue;
         const char* setup_ms = std::getenv("PTXBENCH_FAKE_PASS_SETUP_MS");
         auto t1 = now_us();
         std::this_thread::sleep_for(std::chrono::milliseconds(setup_ms && *setup_ms ? std::atoi(setup_ms) : 15));

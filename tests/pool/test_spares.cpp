@@ -55,9 +55,10 @@ fs::path temp_log(const std::string& name) {
 
 // Judges `candidates` timed candidates at once on fake workers with `spares`
 // spares and `mains` main workers, and returns the spans their workers logged.
-std::vector<span> judge_timed(int spares, const fs::path& log, int candidates = 3, int mains = 1) {
+std::vector<span> judge_timed(int spares, const fs::path& log, int candidates = 3, int mains = 1, bool hw_check = false) {
   local_evaluator_options o;
   o.worker_path = PTXBENCH_FAKE_WORKER;
+  o.hw_check = hw_check ? 1 : 0;
   o.spare_workers = spares;
   o.main_workers = mains;
   auto ev = make_local_evaluator(o);
@@ -156,6 +157,28 @@ TEST_CASE("a counting pass holds the GPU only for its GPU parts - its set-up run
   for (const span& s : spans)
     listing += std::string(1, s.kind) + " " + std::to_string(s.start / 1000 % 100000) + "-" + std::to_string(s.end / 1000 % 100000) + "; ";
   CHECK_MESSAGE(setups_while_timing >= 1, "no pass's set-up ran while a job was timing: " << listing);
+}
+
+TEST_CASE("the hardware cross-check's GPU parts hold the GPU alone - its counters would count other jobs' kernels") {
+  scoped_env env;
+  const fs::path log = temp_log("hw-alone");
+  env.set("PTXBENCH_FAKE_TIMED_MS", "100");
+  env.set("PTXBENCH_FAKE_CHECK_MS", "50");
+  const std::vector<span> spans = judge_timed(6, log, 3, 2, true);
+  int hw_parts = 0, count_parts = 0;
+  std::string listing;
+  for (const span& s : spans)
+    listing += std::string(1, s.kind) + " " + std::to_string(s.start / 1000 % 100000) + "-" + std::to_string(s.end / 1000 % 100000) + "; ";
+  for (const span& h : spans) {
+    count_parts += h.kind == 'c' || h.kind == 'C';
+    if (h.kind != 'h' && h.kind != 'H') continue;
+    ++hw_parts;
+    for (const span& s : spans)
+      if (&s != &h && s.kind != 'u')  // another pass's set-up is off the GPU
+        CHECK_MESSAGE(!overlap(h, s), "a " << s.kind << " span ran beside a cross-check part: " << listing);
+  }
+  CHECK(hw_parts == 3 * 2);  // three candidates, one cross-check each, two GPU parts each
+  CHECK(count_parts == 3 * 2 * 2);
 }
 
 TEST_CASE("two main workers check side by side - each timing window still has the GPU alone") {
