@@ -44,6 +44,15 @@ TEST_CASE("profile feedback carries the kernel table beside the library and the 
   CHECK(fb.find("line 416") != std::string::npos);
   CHECK(fb.find("line 417") == std::string::npos);  // five lines only
   CHECK(fb.find("Local memory:") == std::string::npos);  // no spills: no line about them
+  CHECK(fb.find("of them are the waits at line") == std::string::npos);  // nothing charged through a barrier
+
+  // A producer line charged with the consumers' waits says so.
+  evaluation_result blamed = slow_with_profile();
+  blamed.profile->lines[0].blamed = 75;
+  blamed.profile->lines[0].blamed_from = {165, 292};
+  const std::string with_blame = library().feedback(gemm(), blamed, 1, feedback_detail::profile);
+  CHECK(with_blame.find("(90% of its samples); 75% of them are the waits at lines 165, 292 for the mbarriers this code's TMA "
+                        "loads fill (charged to the code they wait for)") != std::string::npos);
 
   evaluation_result spilled = slow_with_profile();
   spilled.profile->local_wait_share = 0.35;
