@@ -60,10 +60,11 @@ class counting_evaluator final : public evaluator {
     auto res = m_inner.evaluate(r);
     std::lock_guard lock(m_mutex);
     ++m_count;
-    ++m_verdicts[verdict_name(res)];
+    const std::string verdict = verdict_name(res);
+    ++m_verdicts[verdict];
     // What each verdict other than passed said (the first 200 characters): a
     // benchmark whose honest solutions stop passing under load shows why.
-    if (verdict_name(res) != "passed") ++m_headlines[r.t.id + ": " + verdict_name(res) + ": " + res.headline.substr(0, 200)];
+    if (verdict != "passed") ++m_headlines[r.t.id + ": " + verdict + ": " + res.headline.substr(0, 200)];
     m_total_ms += res.total_ms;
     if (res.profile) {
       ++m_profiles.asked;

@@ -234,12 +234,10 @@ std::vector<statement> statements_of(std::string_view line) {
   return out;
 }
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
-// The address register of the first "[...]" operand from `from` on.
-std::string first_address(const std::vector<std::string>& ops, size_t from = 0) {
-  for (size_t i = from; i < ops.size(); ++i)
-    if (!ops[i].empty() && ops[i].front() == '[') return address_base(ops[i]);
+// The address register of the first "[...]" operand.
+std::string first_address(const std::vector<std::string>& ops) {
+  for (const std::string& o : ops)
+    if (!o.empty() && o.front() == '[') return address_base(o);
   return "";
 }
 
@@ -276,14 +274,14 @@ barrier_text scan_barrier_text(std::string_view ptx) {
       }
       if (st.opcode.empty() || st.opcode.front() == '.') continue;
       ++count;
-      if (starts_with(st.opcode, "bra") && !st.operands.empty()) {
+      if (st.opcode.starts_with("bra") && !st.operands.empty()) {
         branches.emplace_back(line, st.operands.back());
-      } else if (starts_with(st.opcode, "mbarrier.try_wait") || starts_with(st.opcode, "mbarrier.test_wait")) {
+      } else if (st.opcode.starts_with("mbarrier.try_wait") || st.opcode.starts_with("mbarrier.test_wait")) {
         waits.emplace_back(line, first_address(st.operands));
-      } else if (starts_with(st.opcode, "cp.async.bulk") && st.opcode.find("mbarrier::complete_tx") != std::string::npos &&
+      } else if (st.opcode.starts_with("cp.async.bulk") && st.opcode.find("mbarrier::complete_tx") != std::string::npos &&
                  !st.operands.empty()) {
         tma.emplace_back(line, address_base(st.operands.back()));
-      } else if (starts_with(st.opcode, "mbarrier.arrive.expect_tx") || starts_with(st.opcode, "mbarrier.expect_tx")) {
+      } else if (st.opcode.starts_with("mbarrier.arrive.expect_tx") || st.opcode.starts_with("mbarrier.expect_tx")) {
         tma.emplace_back(line, first_address(st.operands));
       }
     }

@@ -107,6 +107,10 @@ std::map<int, blame> blame_through_barriers(const ptx_text::barrier_roles& roles
   }
   if (busy == 0) return out;
   const double f = double(busy) / double(busy + waiting);
+  // The rounding's rest of each move goes to the producer's hottest line.
+  const int hottest = std::max_element(producer.begin(), producer.end(), [](const auto& a, const auto& b) {
+                        return a.second < b.second;
+                      })->first;
   for (int c : consumer_waits) {
     auto at = by_line.find(c);
     if (at == by_line.end() || roles.in_producer(c)) continue;
@@ -117,11 +121,9 @@ std::map<int, blame> blame_through_barriers(const ptx_text::barrier_roles& roles
       moved += m;
     }
     if (moved == 0) continue;
-    // Each producer line takes its share; the rounding's rest goes to the hottest.
+    // Each producer line takes its share.
     uint64_t given = 0;
-    int hottest = producer.begin()->first;
     for (const auto& [line, n] : producer) {
-      if (n > producer[hottest]) hottest = line;
       const uint64_t take = moved * n / busy;
       given += take;
       out[line].samples += take;
@@ -318,8 +320,7 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
     l.share = double(n) / double(total);
     l.stall = "long_scoreboard";
     l.stall_words = k_local_wait_words;
-    uint64_t at_line = 0;
-    for (const auto& [reason, m] : by_line.at(line)) at_line += m;
+    const uint64_t at_line = sum_of(by_line.at(line));
     l.stall_share = at_line ? double(n) / double(at_line) : 0;
     out.local_wait_top.push_back(std::move(l));
   }
