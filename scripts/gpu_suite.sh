@@ -33,7 +33,7 @@ if [ "${1:-}" = --package ]; then
   done
   libs_test=$(find "$build" -name ptxbench_tests_gpu_libs -type f | head -1)
   [ -n "$libs_test" ] && strip --strip-debug -o .device/gpu/bin/ptxbench_tests_gpu_libs "$libs_test"
-  for b in ptxbench_tests_gpu_reference ptxbench_profile_probe ptxbench_variants_probe; do
+  for b in ptxbench_tests_gpu_reference ptxbench_profile_probe ptxbench_variants_probe ptxbench_clock_probe; do
     [ -f "$build/bin/$b" ] && strip --strip-debug -o ".device/gpu/bin/$b" "$build/bin/$b"
   done
   # The main executable's Debian-only libraries that the GPU machine lacks.
