@@ -251,6 +251,8 @@ mutate_summary run_mutation(const std::vector<task_solution>& solutions, evaluat
         mutant_record rec{ts.t.id, op->name, op->target, m->change, classify(r, op->target), verdict_name(r), r.headline};
         if (o.judging.profile && op->target == stage::performance && op->stalls)
           rec.located = localise(*op, m->lines, r, rec.profile_note);
+        if (rec.located && reference.speedup() && r.speedup())
+          rec.located->slowdown = *reference.speedup() / *r.speedup();
         if (rec.outcome == mutant_outcome::kept)
           store_kept(store, summary.experiment_id, ts, sample++, op->name, reply, r, reference, prompts, o, summary);
         if (progress) progress(rec);
@@ -310,7 +312,7 @@ std::string format_localisation_table(const mutate_summary& s) {
     int n = 0, in_region = 0, stall = 0, top5 = 0;
   };
   std::map<std::string, tally> by_op;
-  tally all;
+  tally all, slowed;
   std::string rows;
   char line[512];
   for (const auto& m : s.mutants) {
@@ -321,9 +323,11 @@ std::string format_localisation_table(const mutate_summary& s) {
       continue;
     }
     const auto& l = *m.located;
-    std::snprintf(line, sizeof line, "%-32s %-24s %6d %5.1f%% %-6s %-18s %-5s %7.0f\n", m.task_id.c_str(), m.op.c_str(),
-                  l.top_line, 100 * l.top_share, l.in_region ? "yes" : "no", l.stall.c_str(),
-                  l.stall_matches ? "yes" : "no", l.profile_ms);
+    char slower[16] = "-";
+    if (l.slowdown > 0) std::snprintf(slower, sizeof slower, "%.2fx", l.slowdown);
+    std::snprintf(line, sizeof line, "%-32s %-24s %6d %5.1f%% %-6s %-18s %-5s %7.0f %7s\n", m.task_id.c_str(),
+                  m.op.c_str(), l.top_line, 100 * l.top_share, l.in_region ? "yes" : "no", l.stall.c_str(),
+                  l.stall_matches ? "yes" : "no", l.profile_ms, slower);
     rows += line;
     if (l.lead != "line") {
       std::snprintf(line, sizeof line, "%-32s   led with %s (line %d waits on it most)\n", "", l.lead.c_str(), l.top_line);
@@ -334,7 +338,9 @@ std::string format_localisation_table(const mutate_summary& s) {
                     l.region_last, l.next_lines.empty() ? "none" : l.next_lines.c_str());
       rows += line;
     }
-    for (tally* t : {&by_op[m.op], &all}) {
+    const bool was_slowed = l.slowdown >= k_localisation_min_slowdown;
+    for (tally* t : {&by_op[m.op], &all, was_slowed ? &slowed : nullptr}) {
+      if (!t) continue;
       ++t->n;
       t->in_region += l.in_region;
       t->stall += l.stall_matches;
@@ -343,8 +349,8 @@ std::string format_localisation_table(const mutate_summary& s) {
   }
   if (rows.empty()) return "";
   std::string out = "profile localisation (hottest PTX line in the mutated region, dominant stall the mutation's):\n";
-  std::snprintf(line, sizeof line, "%-32s %-24s %6s %6s %-6s %-18s %-5s %7s\n", "task", "operator", "line", "share",
-                "region", "stall", "match", "prof ms");
+  std::snprintf(line, sizeof line, "%-32s %-24s %6s %6s %-6s %-18s %-5s %7s %7s\n", "task", "operator", "line", "share",
+                "region", "stall", "match", "prof ms", "slower");
   out += line + rows;
   for (const auto& [op, t] : by_op) {
     std::snprintf(line, sizeof line, "%-24s localised %d/%d, stall matches %d/%d, in the top five lines %d/%d\n",
@@ -355,6 +361,13 @@ std::string format_localisation_table(const mutate_summary& s) {
                 "all: localised %d/%d (%.0f%%), stall matches %d/%d (%.0f%%), in the top five lines %d/%d (%.0f%%)\n",
                 all.in_region, all.n, all.n ? 100.0 * all.in_region / all.n : 0.0, all.stall, all.n,
                 all.n ? 100.0 * all.stall / all.n : 0.0, all.top5, all.n, all.n ? 100.0 * all.top5 / all.n : 0.0);
+  out += line;
+  // The same over the mutants that ran measurably slower than their solution.
+  std::snprintf(line, sizeof line,
+                "slowed by %.0f%% or more (%d of %d): localised %d/%d (%.0f%%), stall matches %d/%d, in the top five "
+                "lines %d/%d\n",
+                100 * (k_localisation_min_slowdown - 1), slowed.n, all.n, slowed.in_region, slowed.n,
+                slowed.n ? 100.0 * slowed.in_region / slowed.n : 0.0, slowed.stall, slowed.n, slowed.top5, slowed.n);
   return out + line;
 }
 

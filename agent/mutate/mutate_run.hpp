@@ -88,6 +88,10 @@ struct mutant_record {
     // What the feedback leads with: "line" (the hottest) or "local memory"
     // (the lines waiting on it outweigh the hottest; top_line is the one that waits most).
     std::string lead = "line";
+    // The mutant's time against its solution's (the solution's speedup over
+    // the mutant's; 0 when either has none): a mutation that left the run
+    // time unchanged made no bottleneck for the profile to find.
+    double slowdown = 0;
   };
   std::optional<localisation> located;
   std::string profile_note;  // why there is no localisation where one was asked for
@@ -118,6 +122,10 @@ std::string format_mutation_table(const mutate_summary& summary);
 
 // The localisation of `r`'s profile for a mutant of `op` whose mutated lines
 // are `region` (nullopt with `why` when there is nothing to judge).
+// Mutants slowed at least this much against their solution are the ones whose
+// bottleneck the profile is asked to find (the table's second tally).
+inline constexpr double k_localisation_min_slowdown = 1.10;
+
 std::optional<mutant_record::localisation> localise(const mutation_operator& op, const std::vector<int>& region,
                                                     const evaluation_result& r, std::string& why);
 

@@ -265,6 +265,18 @@ TEST_CASE("a profile is localised when its hottest line is in the mutated region
   CHECK(missed.find("mutated lines 200-204; next hottest: 12 gmma 20%") != std::string::npos);
   CHECK_FALSE(rec.located->in_top5);
   CHECK(missed.find("in the top five lines 0/1") != std::string::npos);
+  // The second tally counts only the mutants measurably slower than their solution.
+  mutate::mutate_summary mixed;
+  rec.located = mutate::localise(backoff, {40}, r, why);
+  rec.located->slowdown = 1.6;
+  mixed.mutants.push_back(rec);
+  rec.located = mutate::localise(backoff, {200}, r, why);
+  rec.located->slowdown = 1.02;  // not slowed: its miss is not the profile's
+  mixed.mutants.push_back(rec);
+  const std::string both = mutate::format_localisation_table(mixed);
+  CHECK(both.find("all: localised 1/2 (50%)") != std::string::npos);
+  CHECK(both.find("slowed by 10% or more (1 of 2): localised 1/1 (100%)") != std::string::npos);
+  CHECK(both.find("1.60x") != std::string::npos);
   // The second hottest line in the region: a miss of the top line, inside the five the feedback shows.
   CHECK(mutate::localise(backoff, {12}, r, why)->in_top5);
   CHECK_FALSE(mutate::localise(backoff, {12}, r, why)->in_region);
