@@ -153,41 +153,6 @@ std::string address_base(const std::string& operand) {
   return operand.substr(1, n - 1);
 }
 
-}  // namespace
-
-std::set<int> local_load_lines(std::string_view ptx) {
-  std::set<int> out;
-  std::set<std::string> local;  // registers holding a generic address of local memory
-  int line = 0;
-  const std::string blanked = blank_comments_and_strings(ptx);
-  for (std::string_view text : split_lines(blanked)) {
-    ++line;
-    for (size_t at = 0; at < text.size();) {
-      const size_t semi = std::min(text.find(';', at), text.size());
-      std::string opcode;
-      const std::vector<std::string> ops = operands_of(text.substr(at, semi - at), opcode);
-      at = semi + 1;
-      if (ops.empty()) continue;
-      const bool from_local =
-          opcode.rfind("cvta.local", 0) == 0 ||
-          ((opcode.rfind("mov.", 0) == 0 || opcode.rfind("add.", 0) == 0 || opcode.rfind("sub.", 0) == 0) &&
-           std::any_of(ops.begin() + 1, ops.end(), [&](const std::string& o) { return local.count(o) > 0; }));
-      if (from_local) {
-        local.insert(ops[0]);
-        continue;
-      }
-      if (opcode.rfind("ld.", 0) != 0 || ops.size() < 2) continue;
-      const bool space_named = opcode.find(".global") != std::string::npos || opcode.find(".shared") != std::string::npos ||
-                               opcode.find(".const") != std::string::npos || opcode.find(".param") != std::string::npos;
-      if (opcode.find(".local") != std::string::npos || (!space_named && local.count(address_base(ops[1]))))
-        out.insert(line);
-    }
-  }
-  return out;
-}
-
-
-namespace {
 
 // One statement of a line: its labels stripped, its predicate skipped.
 struct statement {
@@ -233,6 +198,40 @@ std::vector<statement> statements_of(std::string_view line) {
   }
   return out;
 }
+
+}  // namespace
+
+std::set<int> local_load_lines(std::string_view ptx) {
+  std::set<int> out;
+  std::set<std::string> local;  // registers holding a generic address of local memory
+  int line = 0;
+  const std::string blanked = blank_comments_and_strings(ptx);
+  for (std::string_view text : split_lines(blanked)) {
+    ++line;
+    for (const statement& st : statements_of(text)) {
+      const std::string& opcode = st.opcode;
+      const std::vector<std::string>& ops = st.operands;
+      if (ops.empty()) continue;
+      const bool from_local =
+          opcode.rfind("cvta.local", 0) == 0 ||
+          ((opcode.rfind("mov.", 0) == 0 || opcode.rfind("add.", 0) == 0 || opcode.rfind("sub.", 0) == 0) &&
+           std::any_of(ops.begin() + 1, ops.end(), [&](const std::string& o) { return local.count(o) > 0; }));
+      if (from_local) {
+        local.insert(ops[0]);
+        continue;
+      }
+      if (opcode.rfind("ld.", 0) != 0 || ops.size() < 2) continue;
+      const bool space_named = opcode.find(".global") != std::string::npos || opcode.find(".shared") != std::string::npos ||
+                               opcode.find(".const") != std::string::npos || opcode.find(".param") != std::string::npos;
+      if (opcode.find(".local") != std::string::npos || (!space_named && local.count(address_base(ops[1]))))
+        out.insert(line);
+    }
+  }
+  return out;
+}
+
+
+namespace {
 
 // The address register of the first "[...]" operand.
 std::string first_address(const std::vector<std::string>& ops) {

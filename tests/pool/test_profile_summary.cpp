@@ -228,8 +228,11 @@ TEST_CASE("local_load_lines finds ld.local and generic loads through an address 
       "  ld.f32 %f4, [%rd9];\n"                                        // 8: unknown base
       "  @%p1 ld.volatile.f32 %f5, [%rd2]; // ld.f32 %f6, [%rd2];\n"   // 9: predicated, comment ignored
       "  ld.shared.f32 %f7, [%rd2];\n"                                 // 10: named shared
-      "  { .reg .b64 q; cvta.local.u64 q, arr; st.f32 [q], %f1; ld.f32 %f1, [q+8]; }\n";  // 11
-  CHECK(ptx_text::local_load_lines(ptx) == std::set<int>{5, 7, 9, 11});
+      "  { .reg .b64 q; cvta.local.u64 q, arr; st.f32 [q], %f1; ld.f32 %f1, [q+8]; }\n"  // 11
+      "$L__BB0_7: ld.local.f32 %f8, [%rd1];\n"                          // 12: after a label
+      "  {cvta.local.u64 %rd20, %rd1;} ld.f32 %f9, [%rd20];\n";         // 13: after a brace
+  // The statements are read as the barrier-role scan reads them (labels and braces apart).
+  CHECK(ptx_text::local_load_lines(ptx) == std::set<int>{5, 7, 9, 11, 12, 13});
   CHECK(ptx_text::local_load_lines("").empty());
   CHECK(ptx_text::local_load_lines("ld.f32 %f1, [").empty());
   CHECK(ptx_text::local_load_lines("cvta.local.u64 ;;; ld [,] ; @ ;").empty());
