@@ -25,6 +25,10 @@ int load_width(const sass_instruction& inst) {
   return 1;
 }
 
+bool is_gmma(const std::string& opcode) {
+  return opcode == "HGMMA" || opcode == "QGMMA" || opcode == "IGMMA" || opcode == "BGMMA";
+}
+
 // Registers any other instruction writes from its first operand: a vector
 // access's width, an MMA's fragment (HMMA/IMMA/DMMA: up to 4), a warpgroup
 // MMA's accumulator (64xN: N/2 fp32 registers per thread, N/4 for fp16).
@@ -32,7 +36,7 @@ int write_width(const sass_instruction& inst) {
   const std::string_view t = inst.text;
   const size_t at = t.find(inst.opcode);
   const std::string_view op = at == std::string_view::npos ? t : t.substr(at, t.find(' ', at) - at);
-  if (inst.opcode == "HGMMA" || inst.opcode == "QGMMA" || inst.opcode == "IGMMA" || inst.opcode == "BGMMA") {
+  if (is_gmma(inst.opcode)) {
     const size_t x = op.find("64x");
     int n = 0;
     for (size_t i = x == std::string_view::npos ? op.size() : x + 3; i < op.size() && std::isdigit(static_cast<unsigned char>(op[i])); ++i)
@@ -94,6 +98,18 @@ operand_registers registers_of(const sass_instruction& inst) {
   }
   for (size_t i = out.dest >= 0 ? first_end : 0; i < ops.size(); ++i)
     if (const int r = register_at(ops, i); r >= 0) out.read.push_back(r);
+  // An MMA reads register ranges, named by their first register: the
+  // accumulator (its last register operand) as wide as it writes, a fragment
+  // of A (or B) in registers four (two) wide.
+  const bool gmma = is_gmma(inst.opcode);
+  if ((gmma || inst.opcode == "HMMA" || inst.opcode == "IMMA" || inst.opcode == "DMMA") && !out.read.empty()) {
+    std::vector<int> named = out.read, ranges;
+    for (size_t k = 0; k < named.size(); ++k) {
+      const int width = k + 1 == named.size() ? write_width(inst) : (k == 0 || gmma ? 4 : 2);
+      for (int w = 0; w < width; ++w) ranges.push_back(named[k] + w);
+    }
+    out.read = std::move(ranges);
+  }
   return out;
 }
 
@@ -140,6 +156,19 @@ std::map<std::string, std::map<uint64_t, uint64_t>> awaited_loads(const std::vec
             else loaded_by.erase(regs.dest + w);
           }
         }
+      }
+    }
+    // A warp about to issue warpgroup MMAs waits at their WARPGROUP.ARRIVE
+    // for the registers they read: the arrive waits on what the first MMA
+    // after it (before the next arrive or wgmma wait) waits on.
+    for (size_t i = 0; i < insts.size(); ++i) {
+      if (insts[i]->opcode != "WARPGROUP" || insts[i]->text.find("WARPGROUP.ARRIVE") == std::string::npos ||
+          waits.count(insts[i]->offset))
+        continue;
+      for (size_t j = i + 1; j < insts.size() && insts[j]->opcode != "WARPGROUP"; ++j) {
+        if (!is_gmma(insts[j]->opcode)) continue;
+        if (auto w = waits.find(insts[j]->offset); w != waits.end()) waits[insts[i]->offset] = w->second;
+        break;
       }
     }
     if (waits.empty()) out.erase(function);

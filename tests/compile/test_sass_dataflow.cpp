@@ -194,3 +194,28 @@ TEST_CASE("in a real cp.async solution the instruction after each DEPBAR waits o
   }
   CHECK(depbars >= 1);
 }
+
+TEST_CASE("a warpgroup MMA reads its whole accumulator and A fragment and its arrive waits for them") {
+  const std::vector<sass_instruction> l = {
+      at(0x00, "LD.E.STRONG.SYS", "R89, desc[UR8][R20.64]"),     // a spilled accumulator register, reloaded
+      at(0x10, "LDSM.16.M88.4", "R182, [R3]"),                    // A fragment R180..R183: R182
+      at(0x20, "WARPGROUP.ARRIVE", ""),                           // the warp waits here for R89
+      at(0x30, "HGMMA.64x128x16.F32.BF16", "R88, gdesc[UR8], R88"),  // reads R88..R151
+      at(0x40, "WARPGROUP.ARRIVE", ""),
+      at(0x50, "HGMMA.64x128x16.F32.BF16", "R24, R180, gdesc[UR12].tnspB, R24, gsb0"),  // A from R180..R183
+      at(0x60, "WARPGROUP.DEPBAR.LE", "gsb0, 0x0"),
+      at(0x70, "WARPGROUP.ARRIVE", ""),                           // its MMA reads no loaded register
+      at(0x80, "HGMMA.64x16x16.F32.BF16", "R160, gdesc[UR8], R160"),  // R160..R167: nothing loaded there
+      at(0x90, "HMMA.16816.F32.BF16", "R200, R180, R190, R200"),  // A is R180..R183: the LDSM's R182
+  };
+  const auto w = awaited_loads(l);
+  REQUIRE(w.count("k") == 1);
+  const auto& k = w.at("k");
+  CHECK(k.at(0x30) == 0x00);
+  CHECK(k.at(0x20) == 0x00);
+  CHECK(k.at(0x50) == 0x10);
+  CHECK(k.at(0x40) == 0x10);
+  CHECK(k.count(0x70) == 0);
+  CHECK(k.count(0x80) == 0);
+  CHECK(k.at(0x90) == 0x10);
+}
