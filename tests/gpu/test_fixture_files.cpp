@@ -14,6 +14,7 @@
 #include "evaluator/api/evaluation.hpp"
 #include "evaluator/common/files.hpp"
 #include "evaluator/api/local.hpp"
+#include "evaluator/compile/compile.hpp"
 
 using namespace ptxbench;
 namespace fs = std::filesystem;
@@ -204,5 +205,39 @@ TEST_CASE("adversarial fixtures: every kernel passes format and compile - or fai
     if (e.contains("static_instructions"))
       CHECK_MESSAGE(r.instructions.static_passed == e["static_instructions"].get<bool>(),
                     name << " static instruction check: " << r.stages[stage::instructions].reason);
+  }
+}
+
+// The counting-detection fixtures time a loop that must stay a loop in SASS:
+// ptxas unrolls a constant-trip loop into one basic block (512 IMADs), which
+// counting that patches each block once barely slows (the H100 run in which
+// trap_when_counted's probe never fired).
+TEST_CASE("the counting-detection fixtures time a loop that ptxas keeps") {
+  if (nvdisasm_path().empty() || ptxas_path().empty()) {
+    MESSAGE("skipped: nvdisasm or ptxas not found");
+    return;
+  }
+  for (const char* name : {"clock_detect", "trap_when_counted"}) {
+    CAPTURE(std::string(name));
+    const std::string ptx = read_text_file(fixtures_dir() / name / "kernel.ptx", "fixture");
+    const compiled_module m = compile_ptx(ptx, "sm_90a", compiler_backend::ptxas);
+    REQUIRE(m.ok);
+    const sass_listing listing = disassemble(m.cubin);
+    REQUIRE(listing.available);
+    // The kept loop: a multiply-add by 3 at most three instructions before a
+    // predicated branch (the loop's four instructions); the written-out chain:
+    // 512 multiply-adds by 3.
+    bool kept_loop = false;
+    int by_three = 0;
+    const auto& insts = listing.instructions;
+    for (size_t k = 0; k < insts.size(); ++k) {
+      const bool mad3 = insts[k].opcode == "IMAD" && insts[k].text.find(", 0x3,") != std::string::npos;
+      by_three += mad3;
+      for (size_t j = k + 1; mad3 && j < insts.size() && j <= k + 3; ++j)
+        kept_loop = kept_loop || (insts[j].opcode == "BRA" && insts[j].text.find("@") != std::string::npos);
+    }
+    const bool straight = by_three >= 512;
+    CHECK(kept_loop);
+    CHECK(straight);
   }
 }
