@@ -286,8 +286,13 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
         continue;
       }
       by_line[at][stall] += n;
-      if (at == awaited && stall == "long_scoreboard" &&
-          (map.awaits_local_load(pc.function, pc.pc_offset) || local_lines.count(awaited)))
+      // A wait on a local load: through the register it wrote, or at a local
+      // round trip's own line with no load's register awaited (a volatile
+      // store or load held until the access before it completes: H100, the
+      // wgmma attention kernel's reloaded accumulators).
+      if (stall == "long_scoreboard" &&
+          (at == awaited ? map.awaits_local_load(pc.function, pc.pc_offset) || local_lines.count(awaited) > 0
+                         : local_lines.count(at) > 0))
         local_waits[at] += n;
     }
   }

@@ -117,6 +117,23 @@ TEST_CASE("scoreboard stalls go to the line of the load the warps wait on - othe
   CHECK(g.local_wait_top[0].line == 1);
   CHECK(g.lines[0].stall_words == "waiting on a local-memory load (registers spilled by ptxas, or a .local array)");
 
+  // A long-scoreboard stall at a local round trip's own line, awaiting no
+  // load's register (its volatile store held behind the access before it),
+  // is a wait on local memory too; at another line it is not.
+  sass_line_map own = map;
+  own.awaited.clear();
+  profile_report o;
+  summarise_samples(s, own,
+                    "  { .reg .b64 p; cvta.local.u64 p, spill; st.volatile.f32 [p+4], %f1; ld.volatile.f32 %f1, [p+4]; }\n"
+                    "  bar.sync 0;\n  { .reg .b64 p; cvta.local.u64 p, spill; ld.volatile.f32 %f1, [p+4]; }\n",
+                    20, o);
+  CHECK(o.local_wait_share == doctest::Approx(60.0 / 100.0));  // 0x10's, at line 3; 0x20's line 2 is the bar.sync
+  REQUIRE_FALSE(o.local_wait_top.empty());
+  CHECK(o.local_wait_top[0].line == 3);
+  profile_report not_local;
+  summarise_samples(s, own, generic, 20, not_local);
+  CHECK(not_local.local_wait_share == 0);
+
   // A wait on an mbarrier's phase, sampled as a long-scoreboard stall, says what it waits for.
   sass_line_map m2;
   m2.available = true;
