@@ -1,15 +1,19 @@
 // The compile stage's text readers: the PTX reader of the format stage
 // (comment blanking, tokens, .entry headers with parameters and directives)
 // the lines that load local memory, and what the toolkit writes back: ptxas' log (which quotes the candidate's
-// text) and nvdisasm's JSON and text listings. The input up to the first NUL
+// text) and nvdisasm's JSON and text listings, and the SASS dataflow read from the text listing. The input up to the first NUL
 // is the log or listing, the rest the PTX (the whole input when there is no NUL).
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "evaluator/compile/compile.hpp"
 #include "evaluator/compile/ptx_text.hpp"
 #include "evaluator/compile/ptxas_log.hpp"
+#include "evaluator/compile/sass_dataflow.hpp"
 #include "evaluator/compile/sass_parse.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -39,7 +43,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ptxbench::parse_ptxas_diagnostics(log, ptx);
   ptxbench::parse_ptxas_resources(log);
   ptxbench::parse_nvdisasm_json(log);
-  ptxbench::parse_nvdisasm_text(log);
+  const std::vector<ptxbench::sass_instruction> listing = ptxbench::parse_nvdisasm_text(log);
+  // Which load each instruction waits on: both ends are instructions of that function.
+  std::set<std::pair<std::string, uint64_t>> at;
+  for (const auto& i : listing) at.insert({i.function, i.offset});
+  for (const auto& [function, waits] : ptxbench::awaited_loads(listing))
+    for (const auto& [offset, load] : waits)
+      if (!at.count({function, offset}) || !at.count({function, load})) __builtin_trap();
   if (auto checked = ptxbench::parse_nvdisasm_text_checked(log)) {
     // What the checked reader keeps is whole: offsets 0, 16, 32... per function.
     for (size_t i = 1; i < checked->size(); ++i)
