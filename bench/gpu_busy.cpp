@@ -16,8 +16,11 @@
 // --profile: feedback "profile", so every candidate that reaches the performance
 // stage is also profiled after its verdict (profiling's cost on throughput,
 // measured against the same run without it).
+// --seconds S: stop starting rounds after S seconds (the rounds in flight finish)
+// and report over what completed, so a time-limited call on a GPU machine still
+// gets its figures.
 // Usage: ptxbench_bench_gpu_busy [--trajectories 64] [--rounds 2] [--latency-ms 2000] [--cache] [--profile]
-//        [--json F]
+//        [--seconds S] [--json F]
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -176,7 +179,7 @@ struct sample {
 
 int main(int argc, char** argv) {
   int trajectories = 64, rounds = 2;
-  double latency_ms = 2000;
+  double latency_ms = 2000, limit_s = 0;
   bool cache = false, profile = false;
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
@@ -187,6 +190,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--rounds")) rounds = std::max(1, std::atoi(argv[i + 1]));
     if (!std::strcmp(argv[i], "--latency-ms")) latency_ms = std::max(0.0, std::atof(argv[i + 1]));
     if (!std::strcmp(argv[i], "--json")) json_path = argv[i + 1];
+    if (!std::strcmp(argv[i], "--seconds")) limit_s = std::max(0.0, std::atof(argv[i + 1]));
   }
   if (!cache) setenv("PTXBENCH_COMPILE_CACHE_MB", "0", 1);
   auto local = make_local_evaluator(local_evaluator_options{});
@@ -253,10 +257,22 @@ int main(int argc, char** argv) {
   const gpu_usage before = eval.usage().at(0);
   orchestrator orch(cfg, tasks, *llm, eval, *store, prompts, quiet);
   const auto t0 = clock_type::now();
+  std::atomic<bool> limit_hit{false};
+  std::thread limiter([&] {
+    while (limit_s > 0 && !done && seconds(t0, clock_type::now()) < limit_s)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (limit_s > 0 && !done) {
+      limit_hit = true;
+      orchestrator::request_stop();
+    }
+  });
   auto summary = orch.run(false);
   const auto t1 = clock_type::now();
   done = true;
+  limiter.join();
   sampler.join();
+  if (limit_hit)
+    std::printf("  stopped at the --seconds limit (%.0f s): the figures are over the rounds that completed\n", limit_s);
   const gpu_usage after = eval.usage().at(0);
 
   // The busy window: from the first sample with GPU work to the first with the final busy time.
@@ -369,6 +385,7 @@ int main(int argc, char** argv) {
                      {"tasks", tasks.size()},
                      {"trajectories", cfg.samples * int(tasks.size())},
                      {"rounds", rounds},
+                     {"stopped_at_seconds_limit", limit_hit.load()},
                      {"latency_ms", latency_ms},
                      {"cache", cache},
                      {"profile", profile},
