@@ -120,12 +120,12 @@ mutate_summary run_mutation(const std::vector<task_solution>& solutions, evaluat
 // mutants judged per minute.
 std::string format_mutation_table(const mutate_summary& summary);
 
-// The localisation of `r`'s profile for a mutant of `op` whose mutated lines
-// are `region` (nullopt with `why` when there is nothing to judge).
 // Mutants slowed at least this much against their solution are the ones whose
 // bottleneck the profile is asked to find (the table's second tally).
 inline constexpr double k_localisation_min_slowdown = 1.10;
 
+// The localisation of `r`'s profile for a mutant of `op` whose mutated lines
+// are `region` (nullopt with `why` when there is nothing to judge).
 std::optional<mutant_record::localisation> localise(const mutation_operator& op, const std::vector<int>& region,
                                                     const evaluation_result& r, std::string& why);
 

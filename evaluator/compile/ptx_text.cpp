@@ -153,7 +153,6 @@ std::string address_base(const std::string& operand) {
   return operand.substr(1, n - 1);
 }
 
-
 // One statement of a line: its labels stripped, its predicate skipped.
 struct statement {
   std::vector<std::string> labels;
@@ -229,7 +228,6 @@ std::set<int> local_load_lines(std::string_view ptx) {
   }
   return out;
 }
-
 
 namespace {
 
