@@ -6,6 +6,7 @@
 #include <set>
 
 #include "evaluator/api/index_inputs.hpp"
+#include "evaluator/common/text.hpp"
 
 namespace ptxbench {
 namespace {
@@ -108,17 +109,12 @@ bool replace_number(std::string& text, const std::string& value, const std::stri
   return changed;
 }
 
-void replace_all(std::string& text, const std::string& what, const std::string& by) {
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + by.size()))
-    text.replace(at, what.size(), by);
-}
-
 struct scrubber {
   std::vector<std::pair<std::string, std::string>> texts;  // describe_size -> label, longest first
   std::vector<std::string> values;                         // distinctive values as text
 
   void scrub(std::string& s) const {
-    for (const auto& [from, to] : texts) replace_all(s, from, to);
+    for (const auto& [from, to] : texts) s = replace_all(std::move(s), from, to);
     for (const auto& v : values) replace_number(s, v, "(hidden)");
   }
   // Strings and object keys (per-size maps such as other_math_share).

@@ -2,19 +2,13 @@
 // driver's JIT compiles it. The PTX and the cubin pass through private
 // temporary files; ptxas' messages name the PTX file, which is renamed
 // candidate.ptx in the log so logs do not depend on the temporary name.
+#include "evaluator/common/text.hpp"
 #include "evaluator/compile/compile_backends.hpp"
 #include "evaluator/compile/ptxas_log.hpp"
 #include "evaluator/compile/subprocess.hpp"
 
 namespace ptxbench {
 namespace {
-
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); !from.empty() && at != std::string::npos; at = text.find(from, at + to.size())) {
-    text.replace(at, from.size(), to);
-  }
-  return text;
-}
 
 std::string describe_ms(int ms) {
   return ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";

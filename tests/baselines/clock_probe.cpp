@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "evaluator/common/text.hpp"
 #include "evaluator/profile/sass_counter.hpp"
 #include "tests/baselines/gpu_support.hpp"
 #include "tests/baselines/loop_kernel.hpp"
@@ -50,12 +51,6 @@ std::vector<shape> shapes() {
                "bra.uni J4_%;\nE4_%:\nshr.u32 x, x, 1;\nadd.u32 x, x, 7;\nJ4_%:\nadd.u32 i, i, 1;\nsetp.lt.u32 p, i, 512;\n"
                "@p bra L4_%;\n"});
   return s;
-}
-
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
 }
 
 std::string probe_ptx(const std::vector<shape>& s) {
