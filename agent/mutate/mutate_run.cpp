@@ -310,6 +310,12 @@ std::optional<mutant_record::localisation> localise(const mutation_operator& op,
 std::string format_localisation_table(const mutate_summary& s) {
   struct tally {
     int n = 0, in_region = 0, stall = 0, top5 = 0;
+    void add(const mutant_record::localisation& l) {
+      ++n;
+      in_region += l.in_region;
+      stall += l.stall_matches;
+      top5 += l.in_top5;
+    }
   };
   std::map<std::string, tally> by_op;
   tally all, slowed;
@@ -338,14 +344,9 @@ std::string format_localisation_table(const mutate_summary& s) {
                     l.region_last, l.next_lines.empty() ? "none" : l.next_lines.c_str());
       rows += line;
     }
-    const bool was_slowed = l.slowdown >= k_localisation_min_slowdown;
-    for (tally* t : {&by_op[m.op], &all, was_slowed ? &slowed : nullptr}) {
-      if (!t) continue;
-      ++t->n;
-      t->in_region += l.in_region;
-      t->stall += l.stall_matches;
-      t->top5 += l.in_top5;
-    }
+    by_op[m.op].add(l);
+    all.add(l);
+    if (l.slowdown >= k_localisation_min_slowdown) slowed.add(l);
   }
   if (rows.empty()) return "";
   std::string out = "profile localisation (hottest PTX line in the mutated region, dominant stall the mutation's):\n";

@@ -212,14 +212,14 @@ std::set<int> local_load_lines(std::string_view ptx) {
       const std::vector<std::string>& ops = st.operands;
       if (ops.empty()) continue;
       const bool from_local =
-          opcode.rfind("cvta.local", 0) == 0 ||
-          ((opcode.rfind("mov.", 0) == 0 || opcode.rfind("add.", 0) == 0 || opcode.rfind("sub.", 0) == 0) &&
+          opcode.starts_with("cvta.local") ||
+          ((opcode.starts_with("mov.") || opcode.starts_with("add.") || opcode.starts_with("sub.")) &&
            std::any_of(ops.begin() + 1, ops.end(), [&](const std::string& o) { return local.count(o) > 0; }));
       if (from_local) {
         local.insert(ops[0]);
         continue;
       }
-      if (opcode.rfind("ld.", 0) != 0 || ops.size() < 2) continue;
+      if (!opcode.starts_with("ld.") || ops.size() < 2) continue;
       const bool space_named = opcode.find(".global") != std::string::npos || opcode.find(".shared") != std::string::npos ||
                                opcode.find(".const") != std::string::npos || opcode.find(".param") != std::string::npos;
       if (opcode.find(".local") != std::string::npos || (!space_named && local.count(address_base(ops[1]))))

@@ -286,13 +286,13 @@ void summarise_samples(const protocol::profile_raw& sampling, const sass_line_ma
         continue;
       }
       by_line[at][stall] += n;
-      // A wait on a local load: through the register it wrote, or at a local
-      // round trip's own line with no load's register awaited (a volatile
-      // store or load held until the access before it completes: H100, the
-      // wgmma attention kernel's reloaded accumulators).
+      // A wait on a local load: at a line that loads local memory (the load
+      // whose register is awaited, or a local round trip's own line with no
+      // load's register awaited: a volatile store or load held until the
+      // access before it completes, H100, the wgmma attention kernel's
+      // reloaded accumulators), or on a load ptxas made local (LDL).
       if (stall == "long_scoreboard" &&
-          (at == awaited ? map.awaits_local_load(pc.function, pc.pc_offset) || local_lines.count(awaited) > 0
-                         : local_lines.count(at) > 0))
+          (local_lines.count(at) > 0 || (at == awaited && map.awaits_local_load(pc.function, pc.pc_offset))))
         local_waits[at] += n;
     }
   }
