@@ -20,6 +20,18 @@ void check_positive(const char* what, int64_t n) {
     throw expression_error(std::string(what) + " must be in [1, 2^24], not " + std::to_string(n));
 }
 
+// 0 followed by the running sums of `lengths`, each of which must fit int32.
+std::vector<int32_t> int32_offsets(const std::vector<int64_t>& lengths, const char* too_long) {
+  std::vector<int32_t> out{0};
+  int64_t at = 0;
+  for (int64_t l : lengths) {
+    at += l;
+    if (at > INT32_MAX) throw expression_error(too_long);
+    out.push_back(int32_t(at));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<int64_t> group_rows(int64_t groups, int64_t mean_rows) {
@@ -31,14 +43,7 @@ std::vector<int64_t> group_rows(int64_t groups, int64_t mean_rows) {
 }
 
 std::vector<int32_t> group_offsets(int64_t groups, int64_t mean_rows) {
-  std::vector<int32_t> out{0};
-  int64_t at = 0;
-  for (int64_t r : group_rows(groups, mean_rows)) {
-    at += r;
-    if (at > INT32_MAX) throw expression_error("grouped rows exceed 2^31 - 1");
-    out.push_back(int32_t(at));
-  }
-  return out;
+  return int32_offsets(group_rows(groups, mean_rows), "grouped rows exceed 2^31 - 1");
 }
 
 int64_t grouped_rows(int64_t groups, int64_t mean_rows) { return group_offsets(groups, mean_rows).back(); }
@@ -53,14 +58,7 @@ std::vector<int64_t> varlen_lengths(int64_t batch, int64_t max_len) {
 }
 
 std::vector<int32_t> varlen_cu_seqlens(int64_t batch, int64_t max_len) {
-  std::vector<int32_t> out{0};
-  int64_t at = 0;
-  for (int64_t l : varlen_lengths(batch, max_len)) {
-    at += l;
-    if (at > INT32_MAX) throw expression_error("the packed sequences exceed 2^31 - 1 tokens");
-    out.push_back(int32_t(at));
-  }
-  return out;
+  return int32_offsets(varlen_lengths(batch, max_len), "the packed sequences exceed 2^31 - 1 tokens");
 }
 
 int64_t varlen_total(int64_t batch, int64_t max_len) { return varlen_cu_seqlens(batch, max_len).back(); }

@@ -2,40 +2,21 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
-
 #include "evaluator/gpu/kernels.hpp"
+#include "evaluator/gpu/element_access.cuh"
 
 namespace ptxbench::gpu {
 namespace {
 
-constexpr int k_threads = 256;
-
-int blocks_for(int64_t n, int per_thread = 4) {
-  int64_t b = (n + int64_t(k_threads) * per_thread - 1) / (int64_t(k_threads) * per_thread);
-  if (b < 1) b = 1;
-  return int(b > 65535 * 16 ? 65535 * 16 : b);
-}
+using device::blocks_for;
+using device::k_threads;
+using device::load_as_float;
 
 __device__ __forceinline__ uint64_t mix64(uint64_t z) {
   z += 0x9E3779B97F4A7C15ULL;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
   return z ^ (z >> 31);
-}
-
-__device__ __forceinline__ float load_as_float(const void* p, elem t, int64_t i) {
-  switch (t) {
-    case elem::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-    case elem::fp16: return __half2float(static_cast<const __half*>(p)[i]);
-    case elem::fp8_e4m3: {
-      __nv_fp8_e4m3 v;
-      v.__x = static_cast<const __nv_fp8_storage_t*>(p)[i];
-      return float(v);
-    }
-    case elem::fp32: return static_cast<const float*>(p)[i];
-    case elem::i32: return float(static_cast<const int*>(p)[i]);
-  }
-  return 0.f;
 }
 
 __device__ __forceinline__ void store_from_float(void* p, elem t, int64_t i, float v) {

@@ -5,34 +5,17 @@
 #include <cfloat>
 
 #include "evaluator/gpu/reference_kernels.hpp"
+#include "evaluator/gpu/element_access.cuh"
 
 namespace ptxbench::gpu {
 namespace {
 
-constexpr int k_threads = 256;
-
-int grid_for(int64_t n) {
-  int64_t b = (n + 4 * k_threads - 1) / (4 * k_threads);
-  return int(b < 1 ? 1 : (b > 65535 * 16 ? 65535 * 16 : b));
-}
-
-__device__ float load_any(const void* p, elem t, int64_t i) {
-  switch (t) {
-    case elem::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-    case elem::fp16: return __half2float(static_cast<const __half*>(p)[i]);
-    case elem::fp8_e4m3: {
-      __nv_fp8_e4m3 v;
-      v.__x = static_cast<const __nv_fp8_storage_t*>(p)[i];
-      return float(v);
-    }
-    case elem::i32: return float(static_cast<const int*>(p)[i]);
-    default: return static_cast<const float*>(p)[i];
-  }
-}
+using device::blocks_for;
+using device::k_threads;
 
 __global__ void upcast_scaled_kernel(const void* src, elem t, int64_t n, float factor, float* dst) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    dst[i] = factor * load_any(src, t, i);
+    dst[i] = factor * device::load_as_float(src, t, i);
 }
 
 __global__ void epilogue_kernel(float* c, int64_t n, int64_t cols, refmath::gemm_epilogue e, const float* bias,
@@ -102,13 +85,13 @@ __global__ void row_dot_heads_kernel(const float* a, const float* b, const refma
 }  // namespace
 
 void upcast_scaled(CUdeviceptr src, elem t, int64_t n, float factor, float* dst, CUstream stream) {
-  upcast_scaled_kernel<<<grid_for(n), k_threads, 0, stream>>>(reinterpret_cast<const void*>(src), t, n, factor, dst);
+  upcast_scaled_kernel<<<blocks_for(n), k_threads, 0, stream>>>(reinterpret_cast<const void*>(src), t, n, factor, dst);
 }
 
 void apply_gemm_epilogue(float* c, int64_t rows, int64_t cols, const refmath::gemm_epilogue& e, const float* bias,
                          const float* c_in, CUstream stream) {
   const int64_t n = rows * cols;
-  epilogue_kernel<<<grid_for(n), k_threads, 0, stream>>>(c, n, cols, e, bias, c_in);
+  epilogue_kernel<<<blocks_for(n), k_threads, 0, stream>>>(c, n, cols, e, bias, c_in);
 }
 
 void softmax_heads(float* scores, const refmath::head_view* views, int64_t heads, int64_t sq, int64_t sk, bool causal,

@@ -30,15 +30,7 @@ using profile_detail::host_object;
 using profile_detail::hw_failure;
 using profile_detail::passes_of;
 
-void initialize_profiler_once() {
-  static std::once_flag once;
-  static CUptiResult status = CUPTI_SUCCESS;
-  std::call_once(once, [] {
-    CUpti_Profiler_Initialize_Params p{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-    status = cuptiProfilerInitialize(&p);
-  });
-  check(status, "cuptiProfilerInitialize", true);
-}
+void initialize_profiler_once() { check(profile_detail::initialize_profiler_once(), "cuptiProfilerInitialize", true); }
 
 void check_device_supported(CUdevice device) {
   CUpti_Profiler_DeviceSupported_Params p{CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE};

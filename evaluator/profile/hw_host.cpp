@@ -1,20 +1,12 @@
 #include "evaluator/profile/hw_host.hpp"
+#include "evaluator/profile/cupti_support.hpp"
 
 namespace ptxbench {
 namespace profile_detail {
 
 void check(CUptiResult r, const char* what, bool machine) {
   if (r == CUPTI_SUCCESS) return;
-  const char* text = nullptr;
-  cuptiGetResultString(r, &text);
-  std::string msg = std::string(what) + ": " + (text ? text : "CUPTI error " + std::to_string(r));
-  if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
-    msg += " (GPU performance counters are restricted to admin users on this machine: NVreg_RestrictProfilingToAdminUsers)";
-    machine = true;
-  }
-  if (r == CUPTI_ERROR_NOT_SUPPORTED || r == CUPTI_ERROR_NOT_INITIALIZED || r == CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED)
-    machine = true;
-  throw hw_failure(msg, machine);
+  throw hw_failure(cupti_message(r, what), machine || machine_cannot_profile(r));
 }
 
 host_object::host_object(const std::string& chip, const std::vector<uint8_t>& availability) {

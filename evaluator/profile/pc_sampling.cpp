@@ -2,6 +2,7 @@
 // configuration, work, start/stop, get data until nothing remains, disable),
 // with every CUPTI failure a value and the buffers owned.
 #include "evaluator/profile/pc_sampling.hpp"
+#include "evaluator/profile/cupti_support.hpp"
 
 #include <cupti.h>
 #include <cupti_pcsampling.h>
@@ -21,16 +22,7 @@ struct sampling_failure : std::runtime_error {
 
 void check(CUptiResult r, const char* what) {
   if (r == CUPTI_SUCCESS) return;
-  const char* text = nullptr;
-  cuptiGetResultString(r, &text);
-  std::string msg = std::string(what) + ": " + (text ? text : "CUPTI error " + std::to_string(r));
-  bool machine = r == CUPTI_ERROR_NOT_SUPPORTED || r == CUPTI_ERROR_NOT_INITIALIZED ||
-                 r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || r == CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED;
-  if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
-    msg += " (GPU performance counters are restricted to admin users on this machine: NVreg_RestrictProfilingToAdminUsers)";
-    machine = true;
-  }
-  throw sampling_failure(msg, machine);
+  throw sampling_failure(profile_detail::cupti_message(r, what), profile_detail::machine_cannot_profile(r));
 }
 
 // The record buffer CUPTI fills: one entry per PC, each with room for every reason.

@@ -30,24 +30,10 @@ struct cupti_failure : std::runtime_error {
 };
 
 void check(CUptiResult r, const char* what) {
-  if (r == CUPTI_SUCCESS) return;
-  const char* text = nullptr;
-  cuptiGetResultString(r, &text);
-  std::string msg = std::string(what) + ": " + (text ? text : "CUPTI error " + std::to_string(r));
-  if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
-    msg += " (GPU performance counters are restricted to admin users on this machine: NVreg_RestrictProfilingToAdminUsers)";
-  throw cupti_failure(msg);
+  if (r != CUPTI_SUCCESS) throw cupti_failure(profile_detail::cupti_message(r, what));
 }
 
-void initialize_profiler_once() {
-  static std::once_flag once;
-  static CUptiResult status = CUPTI_SUCCESS;
-  std::call_once(once, [] {
-    CUpti_Profiler_Initialize_Params p{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-    status = cuptiProfilerInitialize(&p);
-  });
-  check(status, "cuptiProfilerInitialize");
-}
+void initialize_profiler_once() { check(profile_detail::initialize_profiler_once(), "cuptiProfilerInitialize"); }
 
 void check_device_supported(CUdevice device) {
   CUpti_Profiler_DeviceSupported_Params p{CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE};
