@@ -69,6 +69,10 @@ class counting_evaluator final : public evaluator {
     // benchmark whose honest solutions stop passing under load shows why.
     if (verdict != "passed") ++m_headlines[r.t.id + ": " + verdict + ": " + res.headline.substr(0, 200)];
     m_total_ms += res.total_ms;
+    // The hardware cross-check's outcome, by its first word ("off", "agreed:",
+    // "disagreed:", "could not run:", "not compared:"); "" where the stage did not get that far.
+    const std::string& hw = res.instructions.hardware;
+    ++m_hardware[hw.empty() ? "not reached" : hw.substr(0, std::min(hw.find(':'), hw.size()))];
     if (res.profile) {
       ++m_profiles.asked;
       if (res.profile->cached) ++m_profiles.cached;
@@ -121,6 +125,10 @@ class counting_evaluator final : public evaluator {
     std::lock_guard lock(m_mutex);
     return m_headlines;
   }
+  std::map<std::string, int> hardware() const {
+    std::lock_guard lock(m_mutex);
+    return m_hardware;
+  }
   double mean_ms() const {
     std::lock_guard lock(m_mutex);
     return m_count ? m_total_ms / m_count : 0.0;
@@ -133,6 +141,7 @@ class counting_evaluator final : public evaluator {
   double m_total_ms = 0;
   std::map<std::string, int> m_verdicts;
   std::map<std::string, int> m_headlines;  // "task: verdict: headline" of verdicts other than passed
+  std::map<std::string, int> m_hardware;   // the hardware cross-check's outcomes
   std::map<std::string, per_task> m_tasks;
   profiles m_profiles;
 };
@@ -312,6 +321,8 @@ int main(int argc, char** argv) {
       if (shown++ < 12) std::printf("\n    %dx %s", n, h.c_str());
     if (headlines.size() > 12) std::printf("\n    ... and %zu more", headlines.size() - 12);
   }
+  std::printf("\n  hardware cross-check:");
+  for (const auto& [v, n] : eval.hardware()) std::printf(" %s %d;", v.c_str(), n);
   std::printf("\n  busy window: %.1f s, %d evaluations: %.1f evaluations/minute/GPU\n", window_s, window_evals, per_minute);
   std::printf("  GPU busy (an evaluation job on the GPU): %.1f%% of the window, %.1f%% of the whole run\n",
               100 * busy_fraction, 100 * (after.busy_s - before.busy_s) / wall_s);
@@ -402,6 +413,7 @@ int main(int argc, char** argv) {
                      {"spare_gated_ms", gated_ms},
                      {"timing_wait_s", after.timing_wait_s - before.timing_wait_s},
                      {"verdicts", eval.verdicts()},
+                     {"hardware_cross_check", eval.hardware()},
                      {"per_task", per_task}};
     std::ofstream(json_path) << j.dump(2) << "\n";
   }

@@ -172,7 +172,7 @@ for name in ("gpu_busy", "gpu_busy_profile", "gpu_busy_hw"):
         print("\n== " + name)
         for line in open(g):
             # ... and what each verdict other than passed said ("    2x task: verdict: headline").
-            if line.startswith(("gpu_busy", "  evaluations", "  verdicts", "  busy window", "  GPU busy", "  NVML",
+            if line.startswith(("gpu_busy", "  evaluations", "  verdicts", "  hardware cross-check", "  busy window", "  GPU busy", "  NVML",
                                 "  main-worker", "  profiles")) or re.match(r"    \d+x |    \.\.\. and ", line):
                 print(line.rstrip())
 n = os.path.join(out, "ncu.log")
