@@ -38,9 +38,12 @@ struct local_evaluator_options {
   int spare_connections = -1;
   // The hardware cross-check of the instructions stage (evaluator/pool/hw_cross_check.hpp):
   // one more spare job per candidate at the timed size, under CUPTI's range
-  // profiler. -1 = $PTXBENCH_HW_CHECK (0 or 1), else off until its cost on the
-  // H200 is measured and recorded; on, a machine that cannot profile leaves
-  // the stage unverified.
+  // profiler; where it runs, a machine that cannot profile leaves the stage
+  // unverified. 0 = off; 1 = every candidate (40% of throughput when every
+  // candidate passes: docs/gpu-runs.md, 2026-12-07 18:45); 2 = the candidates
+  // whose PTX reads a clock, timer or performance monitor (ptx_timer_read_of:
+  // the kernels that can tell a counted run from one that is not).
+  // -1 = $PTXBENCH_HW_CHECK ("0", "1" or "timers"), else 2.
   int hw_check = -1;
 };
 

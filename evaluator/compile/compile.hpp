@@ -81,6 +81,18 @@ std::vector<ptx_external_function> ptx_external_functions(const std::string& ptx
 // The format stage's refusal of such a module, naming the functions; "" when it declares none.
 std::string system_calls_problem(const std::string& ptx);
 
+// The first special register the PTX reads that lets a kernel time itself
+// (%clock, %clock_hi, %clock64, %globaltimer, %globaltimer_lo, %globaltimer_hi,
+// the performance monitors %pm0..%pm7 and %pm0_64..%pm7_64), with its 1-based
+// line; an empty name when it reads none. Comments and strings are ignored.
+// Such a kernel can tell a counted run from one that is not (instrumented
+// code runs slower), so the hardware cross-check runs for it by default.
+struct ptx_timer_read {
+  std::string name;
+  int line = 0;
+};
+ptx_timer_read ptx_timer_read_of(const std::string& ptx);
+
 // A kernel parameter as declared in the PTX `.entry` header.
 struct ptx_param {
   std::string name;

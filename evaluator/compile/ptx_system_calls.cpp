@@ -8,6 +8,8 @@
 #include "evaluator/compile/compile.hpp"
 #include "evaluator/compile/ptx_text.hpp"
 
+#include <set>
+
 namespace ptxbench {
 
 std::vector<ptx_external_function> ptx_external_functions(const std::string& ptx) {
@@ -30,6 +32,20 @@ std::vector<ptx_external_function> ptx_external_functions(const std::string& ptx
     if (j < tokens.size() && tokens[j].is_word) out.push_back({tokens[j].text, tokens[i].line});
   }
   return out;
+}
+
+ptx_timer_read ptx_timer_read_of(const std::string& ptx) {
+  static const std::set<std::string> timers = [] {
+    std::set<std::string> s{"%clock", "%clock_hi", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"};
+    for (int i = 0; i < 8; ++i) {
+      s.insert("%pm" + std::to_string(i));
+      s.insert("%pm" + std::to_string(i) + "_64");
+    }
+    return s;
+  }();
+  for (const ptx_text::token& t : ptx_text::tokenize(ptx_text::blank_comments_and_strings(ptx)))
+    if (t.is_word && t.text.size() > 2 && t.text[0] == '%' && timers.count(t.text)) return {t.text, t.line};
+  return {};
 }
 
 std::string system_calls_problem(const std::string& ptx) {

@@ -291,7 +291,7 @@ class local_evaluator final : public evaluator {
   // trap, a crash or a time-out in its own launch, retried once on a fresh spare).
   // With the hardware cross-check on, one more spare job runs it at the timed
   // size (launch -1 below); its outcome goes to `hw`.
-  std::string count_instructions(gpu_slot& slot, const protocol::worker_job& main, const manifest& m,
+  std::string count_instructions(gpu_slot& slot, const protocol::worker_job& main, const manifest& m, bool with_hw,
                                  std::vector<size_counts>& counted, std::string& output_error,
                                  std::string& candidate_failure, hw_outcome& hw,
                                  std::vector<counting_pass_time>& times, std::vector<pass_steps>& steps,
@@ -317,7 +317,7 @@ class local_evaluator final : public evaluator {
       }
     }
     hw = hw_outcome{};
-    if (m_hw_check && !counted.empty()) {
+    if (with_hw && !counted.empty()) {
       protocol::worker_job job = main;
       job.count_only = job.hw_check = true;
       job.count_size = sizes.back();  // the timed size
@@ -428,6 +428,7 @@ class local_evaluator final : public evaluator {
       std::vector<pass_steps> steps;
     };
     const bool worth_counting = !req.t.target_instructions.empty() && ptx_names_targets(req.ptx, req.t);
+    const bool with_hw = wants_hw_check(m_hw_check, req.ptx);
     // The passes' own copy of the job (run_main may renumber `job`), declared
     // before `early`, whose destructor waits for them: a candidate that
     // fails correctness, or a main job that throws, leaves this function
@@ -441,9 +442,9 @@ class local_evaluator final : public evaluator {
     const auto stop_counting = std::make_shared<std::atomic<bool>>(false);
     std::future<early_counts> early;
     const auto start_counting = [&](gpu_slot& slot) {
-      return std::async(std::launch::async, [this, &slot, count_job, &m, stop_counting] {
+      return std::async(std::launch::async, [this, &slot, count_job, &m, with_hw, stop_counting] {
         early_counts c;
-        c.missing = count_instructions(slot, *count_job, m, c.counted, c.output_error, c.candidate_failure, c.hw,
+        c.missing = count_instructions(slot, *count_job, m, with_hw, c.counted, c.output_error, c.candidate_failure, c.hw,
                                        c.times, c.steps, stop_counting.get());
         return c;
       });
@@ -469,7 +470,7 @@ class local_evaluator final : public evaluator {
       ~spare_hold() { release(); }
     } hold;
     if (worth_counting && m_speculative_counting && m_queue->waiting() == 0 &&
-        slot.ready_spares() >= int(counted_size_indexes(req.t).size() * m.launches.size()) + (m_hw_check ? 1 : 0)) {
+        slot.ready_spares() >= int(counted_size_indexes(req.t).size() * m.launches.size()) + (with_hw ? 1 : 0)) {
       slot.hold_spare_starts();
       hold.slot = &slot;
       early = start_counting(slot);
@@ -539,7 +540,7 @@ class local_evaluator final : public evaluator {
           auto t0 = clock_type::now();
           note(r, start, "counting passes started");
           std::vector<pass_steps> steps;
-          missing = count_instructions(slot, job, m, counted, output_error, candidate_failure, hw,
+          missing = count_instructions(slot, job, m, with_hw, counted, output_error, candidate_failure, hw,
                                        r.instructions.counting, steps);
           note_passes(r, start, steps);
           r.stages[stage::instructions].time_ms += ms_since(t0);
@@ -577,7 +578,7 @@ class local_evaluator final : public evaluator {
   int m_mains;
   int m_spare_connections;
   bool m_speculative_counting;
-  bool m_hw_check;
+  hw_check_policy m_hw_check;
   std::vector<std::unique_ptr<gpu_slot>> m_slots;
   std::unique_ptr<slot_queue> m_queue;
   std::string m_no_gpu_reason;

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+
+#include "evaluator/common/json_path.hpp"
+#include "evaluator/compile/compile.hpp"
 
 namespace ptxbench {
 namespace {
@@ -75,9 +79,31 @@ bool speculative_counting(const local_evaluator_options& o) {
   return true;
 }
 
-bool hw_check(const local_evaluator_options& o) {
-  if (o.hw_check >= 0) return o.hw_check != 0;
-  if (const char* env = std::getenv("PTXBENCH_HW_CHECK"); env && *env) return std::string(env) != "0";
+hw_check_policy hw_check(const local_evaluator_options& o) {
+  auto of = [](const std::string& v) -> std::optional<hw_check_policy> {
+    if (v == "0") return hw_check_policy::off;
+    if (v == "1") return hw_check_policy::every_candidate;
+    if (v == "2" || v == "timers") return hw_check_policy::timer_readers;
+    return std::nullopt;
+  };
+  if (o.hw_check >= 0) {
+    if (auto p = of(std::to_string(o.hw_check))) return *p;
+    throw input_error("local_evaluator_options::hw_check must be -1, 0, 1 or 2, not " + std::to_string(o.hw_check));
+  }
+  if (const char* env = std::getenv("PTXBENCH_HW_CHECK"); env && *env) {
+    if (auto p = of(env)) return *p;
+    throw input_error(std::string("PTXBENCH_HW_CHECK must be 0 (off), 1 (every candidate) or timers (the candidates "
+                                  "whose PTX reads a clock or timer), not '") + env + "'");
+  }
+  return hw_check_policy::timer_readers;
+}
+
+bool wants_hw_check(hw_check_policy policy, const std::string& ptx) {
+  switch (policy) {
+    case hw_check_policy::off: return false;
+    case hw_check_policy::every_candidate: return true;
+    case hw_check_policy::timer_readers: return !ptx_timer_read_of(ptx).name.empty();
+  }
   return false;
 }
 

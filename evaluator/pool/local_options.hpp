@@ -25,7 +25,10 @@ int main_workers(const local_evaluator_options& o);
 int spare_connections(const local_evaluator_options& o);
 // Counting passes beside the main job ($PTXBENCH_SPECULATIVE_COUNTING, else on).
 bool speculative_counting(const local_evaluator_options& o);
-// The hardware cross-check ($PTXBENCH_HW_CHECK, else off).
-bool hw_check(const local_evaluator_options& o);
+// The hardware cross-check ($PTXBENCH_HW_CHECK, else for kernels that read a timer).
+enum class hw_check_policy { off, every_candidate, timer_readers };
+hw_check_policy hw_check(const local_evaluator_options& o);
+// Whether a candidate with this PTX gets the cross-check under `policy`.
+bool wants_hw_check(hw_check_policy policy, const std::string& ptx);
 
 }  // namespace ptxbench

@@ -105,3 +105,29 @@ TEST_CASE("external device functions are found with their lines - not in comment
   CHECK(problem.find("refused") != std::string::npos);
   CHECK(system_calls_problem(read_ptx_fixture("trivial_sm90a.ptx")).empty());
 }
+
+TEST_CASE("the special registers a kernel could time itself with are found - not names in comments or look-alikes") {
+  const std::string ptx =
+      ".version 9.0\n.target sm_90a\n.address_size 64\n"
+      "// mov.u64 %rd1, %clock64;\n"
+      ".visible .entry k() {\n"
+      ".reg .b64 %clock64x;\n.reg .b32 %pm1x;\n"
+      "mov.u64 %clock64x, 0; // %globaltimer\n"
+      "mov.u32 %pm1x, %pm3;\n"
+      "ret; }\n";
+  const ptx_timer_read pm = ptx_timer_read_of(ptx);
+  CHECK(pm.name == "%pm3");
+  CHECK(pm.line == 9);
+  for (const char* reg : {"%clock", "%clock_hi", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi",
+                          "%pm0", "%pm7", "%pm0_64", "%pm7_64"}) {
+    const std::string text = std::string(".visible .entry k() {\n.reg .b64 %rd<2>;\nmov.u64 %rd1, ") + reg + ";\nret; }\n";
+    CHECK_MESSAGE(ptx_timer_read_of(text).name == reg, reg);
+    CHECK(ptx_timer_read_of(text).line == 3);
+  }
+  for (const char* other : {"%clock2", "%pm8", "%globaltimer_x", "%tid.x", "%smid"}) {
+    const std::string text = std::string(".visible .entry k() {\n.reg .b64 %rd<2>;\nmov.u64 %rd1, ") + other + ";\nret; }\n";
+    CHECK_MESSAGE(ptx_timer_read_of(text).name.empty(), other);
+  }
+  CHECK(ptx_timer_read_of(read_ptx_fixture("trivial_sm90a.ptx")).name.empty());
+  CHECK(ptx_timer_read_of(ptx.substr(0, ptx.find(".visible"))).name.empty());  // only the comment
+}

@@ -30,7 +30,8 @@ evaluation_result run_case(const std::string& name) {
   req.manifest_text = read_text_file(dir / "manifest.json");
   req.time_limit_ms = expected.value("time_limit_ms", 10000.0);
   req.run_timing = expected.value("run_timing", false);
-  // "hw_check": the hardware cross-check on (a cheat only it can see).
+  // "hw_check": the hardware cross-check on for every candidate (to show that an
+  // honest kernel agrees); without it, the default policy (kernels that read a timer).
   evaluation_result r =
       (expected.value("hw_check", false) ? hw_evaluator() : shared_evaluator()).evaluate(req);
   log_result(name, r);
@@ -270,7 +271,8 @@ TEST_CASE("adversarial: integrity - huge_scratch") { run_case("huge_scratch"); }
 TEST_CASE("adversarial: integrity - device_malloc") { run_case("device_malloc"); }
 TEST_CASE("adversarial: integrity - clock_detect") {
   // Whichever run its probe misjudges, the stage fails: the uninstrumented run
-  // disagrees with the counts, or a counted run took the FFMA path.
+  // disagrees with the counts, or a counted run took the FFMA path. Judged
+  // with the default policy: the cross-check runs because the kernel reads %clock64.
   auto r = run_case("clock_detect");
   CHECK(r.instructions.hardware.find("disagreed") == 0);
 }

@@ -3,8 +3,14 @@
 // returns them) against the patched counts of the same launches.
 #include <doctest/doctest.h>
 
+#include <utility>
+#include <vector>
+
+#include "evaluator/common/json_path.hpp"
 #include "evaluator/pool/hw_cross_check.hpp"
+#include "evaluator/pool/local_options.hpp"
 #include "evaluator/pool/verdict.hpp"
+#include "pool_support.hpp"
 #include "proof_support.hpp"
 
 using namespace ptxbench;
@@ -126,4 +132,28 @@ TEST_CASE("a cross-check the machine cannot run leaves a passing stage unverifie
   CHECK(unavailable.stages.at(stage::instructions).status == stage_status::unverified);
   CHECK(unavailable.stages.at(stage::instructions).reason.find("not the kernel's failure") != std::string::npos);
   CHECK_FALSE(unavailable.evaluator_error());
+}
+
+TEST_CASE("the cross-check's policy - off, every candidate, or by default the kernels that read a timer") {
+  scoped_env env;
+  env.set("PTXBENCH_HW_CHECK", std::nullopt);
+  local_evaluator_options o;
+  CHECK(hw_check(o) == hw_check_policy::timer_readers);
+  for (const auto& [value, policy] : std::vector<std::pair<std::string, hw_check_policy>>{
+           {"0", hw_check_policy::off}, {"1", hw_check_policy::every_candidate}, {"timers", hw_check_policy::timer_readers}}) {
+    env.set("PTXBENCH_HW_CHECK", value);
+    CHECK(hw_check(o) == policy);
+  }
+  env.set("PTXBENCH_HW_CHECK", "yes");
+  CHECK_THROWS_WITH_AS(hw_check(o), doctest::Contains("PTXBENCH_HW_CHECK must be 0 (off), 1"), input_error);
+  o.hw_check = 0;  // the option before the environment
+  CHECK(hw_check(o) == hw_check_policy::off);
+  o.hw_check = 7;
+  CHECK_THROWS_AS(hw_check(o), input_error);
+  const std::string plain = ".visible .entry k() {\n.reg .b32 %r<2>;\nmov.u32 %r1, %tid.x;\nret; }\n";
+  const std::string timed = ".visible .entry k() {\n.reg .b64 %rd<2>;\nmov.u64 %rd1, %clock64;\nret; }\n";
+  CHECK_FALSE(wants_hw_check(hw_check_policy::timer_readers, plain));
+  CHECK(wants_hw_check(hw_check_policy::timer_readers, timed));
+  CHECK(wants_hw_check(hw_check_policy::every_candidate, plain));
+  CHECK_FALSE(wants_hw_check(hw_check_policy::off, timed));
 }

@@ -181,6 +181,33 @@ TEST_CASE("the hardware cross-check's GPU parts hold the GPU alone - its counter
   CHECK(count_parts == 3 * 2 * 2);
 }
 
+// By default the cross-check runs only where a kernel can time itself: the
+// clock_detect fixture reads %clock64, correct_mma_sync reads no timer.
+TEST_CASE("by default the cross-check runs for a kernel that reads a clock - and for no other") {
+  scoped_env env;
+  env.set("PTXBENCH_HW_CHECK", std::nullopt);
+  env.set("PTXBENCH_FAKE_TIMED_MS", "20");
+  const auto judged = [](const std::string& fixture) {
+    const fs::path log = temp_log("hw-default-" + fixture);
+    local_evaluator_options o;
+    o.worker_path = PTXBENCH_FAKE_WORKER;
+    o.spare_workers = 3;
+    auto ev = make_local_evaluator(o);
+    const evaluation_result r =
+        ev->evaluate(ptxbench::test::fixture_request(fixture, "gemm_bf16_mma_sync", "timed:" + log.string()));
+    int hw_parts = 0;
+    for (const span& s : read_spans(log)) hw_parts += s.kind == 'h' || s.kind == 'H';
+    fs::remove(log);
+    return std::pair{hw_parts, r.instructions.hardware};
+  };
+  const auto [clock_parts, clock_hardware] = judged("clock_detect");
+  CHECK(clock_parts == 2);  // one cross-check, two GPU parts
+  CHECK_MESSAGE(clock_hardware != "off", clock_hardware);
+  const auto [plain_parts, plain_hardware] = judged("correct_mma_sync");
+  CHECK(plain_parts == 0);
+  CHECK(plain_hardware == "off");
+}
+
 TEST_CASE("two main workers check side by side - each timing window still has the GPU alone") {
   scoped_env env;
   const fs::path log = temp_log("two-mains");
