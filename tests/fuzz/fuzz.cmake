@@ -26,7 +26,7 @@ list(TRANSFORM fuzz_common_sources PREPEND evaluator/common/)
 list(APPEND fuzz_parser_sources ${fuzz_common_sources})
 list(APPEND fuzz_parser_sources
   evaluator/compile/ptx_entries.cpp evaluator/compile/ptx_text.cpp evaluator/compile/ptxas_log.cpp
-  evaluator/compile/sass_parse.cpp evaluator/compile/sass_dataflow.cpp
+  evaluator/compile/sass_parse.cpp evaluator/compile/sass_dataflow.cpp evaluator/compile/ptx_system_calls.cpp
   agent/llm/openai_format.cpp agent/llm/anthropic_format.cpp agent/llm/wire_common.cpp agent/llm/provider_config.cpp
   agent/llm/sse.cpp agent/llm/wire_stream.cpp agent/llm/think_tags.cpp
   agent/prompt/prompt.cpp agent/prompt/format.cpp agent/prompt/format_profile.cpp agent/loop/experiment_config.cpp

@@ -1,5 +1,6 @@
 // The compile stage's text readers: the PTX reader of the format stage
-// (comment blanking, tokens, .entry headers with parameters and directives)
+// (comment blanking, tokens, .entry headers with parameters and directives,
+// external functions, the special registers that read a clock)
 // the lines that load local memory, and what the toolkit writes back: ptxas' log (which quotes the candidate's
 // text) and nvdisasm's JSON and text listings, and the SASS dataflow read from the text listing. The input up to the first NUL
 // is the log or listing, the rest the PTX (the whole input when there is no NUL).
@@ -39,6 +40,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       __builtin_trap();
   for (const auto& [first, last] : roles.producer_loops)
     if (first < 1 || last < first || size_t(last) > line_count) __builtin_trap();
+
+  // The format stage's external functions and the cross-check's timer scan: lines of the text.
+  for (const ptxbench::ptx_external_function& f : ptxbench::ptx_external_functions(ptx))
+    if (f.line < 1 || size_t(f.line) > line_count) __builtin_trap();
+  const ptxbench::ptx_timer_read timer = ptxbench::ptx_timer_read_of(ptx);
+  if (!timer.name.empty() && (timer.line < 1 || size_t(timer.line) > line_count)) __builtin_trap();
 
   ptxbench::parse_ptxas_diagnostics(log, ptx);
   ptxbench::parse_ptxas_resources(log);
