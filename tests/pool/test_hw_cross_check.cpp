@@ -134,7 +134,7 @@ TEST_CASE("a cross-check the machine cannot run leaves a passing stage unverifie
   CHECK_FALSE(unavailable.evaluator_error());
 }
 
-TEST_CASE("the cross-check's policy - off, every candidate, or by default the kernels that read a timer") {
+TEST_CASE("the cross-check's policy - off or every candidate or by default the kernels that read a timer") {
   scoped_env env;
   env.set("PTXBENCH_HW_CHECK", std::nullopt);
   local_evaluator_options o;
