@@ -77,5 +77,13 @@ TEST_CASE("bad input gets a clear error naming what is wrong - exit code 2") {
                          PTXBENCH_SOURCE_DIR);
   CHECK(r.exit_code == 1);
   CHECK(r.output.find("\"verdict\": \"format\"") != std::string::npos);
+  // An evaluator setting from the environment that means nothing is refused, not read as on or off.
+  ::setenv("PTXBENCH_HW_CHECK", "yes", 1);
+  r = test::run_ptxbench({"eval", "--task", "gemm_bf16_mma_sync", "--ptx", "configs/demo/naive_gemm.ptx", "--manifest",
+                          "configs/demo/naive_gemm.json", "--gpu", "off"},
+                         PTXBENCH_SOURCE_DIR);
+  ::unsetenv("PTXBENCH_HW_CHECK");
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("PTXBENCH_HW_CHECK must be 0 (off), 1 (every candidate) or timers") != std::string::npos);
   fs::remove_all(dir);
 }
