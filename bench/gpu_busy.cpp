@@ -72,7 +72,7 @@ class counting_evaluator final : public evaluator {
     // The hardware cross-check's outcome, by its first word ("off", "agreed:",
     // "disagreed:", "could not run:", "not compared:"); "" where the stage did not get that far.
     const std::string& hw = res.instructions.hardware;
-    ++m_hardware[hw.empty() ? "not reached" : hw.substr(0, std::min(hw.find(':'), hw.size()))];
+    ++m_hardware[hw.empty() ? "not reached" : hw.substr(0, hw.find(':'))];
     if (res.profile) {
       ++m_profiles.asked;
       if (res.profile->cached) ++m_profiles.cached;

@@ -44,7 +44,7 @@ ptx_timer_read ptx_timer_read_of(const std::string& ptx) {
     return s;
   }();
   for (const ptx_text::token& t : ptx_text::tokenize(ptx_text::blank_comments_and_strings(ptx)))
-    if (t.is_word && t.text.size() > 2 && t.text[0] == '%' && timers.count(t.text)) return {t.text, t.line};
+    if (t.is_word && timers.count(t.text)) return {t.text, t.line};
   return {};
 }
 

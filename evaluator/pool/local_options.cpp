@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <optional>
 
 #include "evaluator/common/json_path.hpp"
 #include "evaluator/compile/compile.hpp"
@@ -80,20 +79,17 @@ bool speculative_counting(const local_evaluator_options& o) {
 }
 
 hw_check_policy hw_check(const local_evaluator_options& o) {
-  auto of = [](const std::string& v) -> std::optional<hw_check_policy> {
-    if (v == "0") return hw_check_policy::off;
-    if (v == "1") return hw_check_policy::every_candidate;
-    if (v == "2" || v == "timers") return hw_check_policy::timer_readers;
-    return std::nullopt;
-  };
   if (o.hw_check >= 0) {
-    if (auto p = of(std::to_string(o.hw_check))) return *p;
-    throw input_error("local_evaluator_options::hw_check must be -1, 0, 1 or 2, not " + std::to_string(o.hw_check));
+    if (o.hw_check > 2)
+      throw input_error("local_evaluator_options::hw_check must be -1, 0, 1 or 2, not " + std::to_string(o.hw_check));
+    return hw_check_policy(o.hw_check);
   }
   if (const char* env = std::getenv("PTXBENCH_HW_CHECK"); env && *env) {
-    if (auto p = of(env)) return *p;
-    throw input_error(std::string("PTXBENCH_HW_CHECK must be 0 (off), 1 (every candidate) or timers (the candidates "
-                                  "whose PTX reads a clock or timer), not '") + env + "'");
+    const std::string v = env;
+    if (v == "0" || v == "1" || v == "2") return hw_check_policy(v[0] - '0');
+    if (v == "timers") return hw_check_policy::timer_readers;
+    throw input_error("PTXBENCH_HW_CHECK must be 0 (off), 1 (every candidate) or timers (the candidates whose PTX "
+                      "reads a clock or timer), not '" + v + "'");
   }
   return hw_check_policy::timer_readers;
 }

@@ -26,7 +26,8 @@ int spare_connections(const local_evaluator_options& o);
 // Counting passes beside the main job ($PTXBENCH_SPECULATIVE_COUNTING, else on).
 bool speculative_counting(const local_evaluator_options& o);
 // The hardware cross-check ($PTXBENCH_HW_CHECK, else for kernels that read a timer).
-enum class hw_check_policy { off, every_candidate, timer_readers };
+// The values are local_evaluator_options::hw_check's.
+enum class hw_check_policy { off = 0, every_candidate = 1, timer_readers = 2 };
 hw_check_policy hw_check(const local_evaluator_options& o);
 // Whether a candidate with this PTX gets the cross-check under `policy`.
 bool wants_hw_check(hw_check_policy policy, const std::string& ptx);
